@@ -1,0 +1,69 @@
+"""pilotlight: an always-warm portrait server (Flask app factory).
+
+`create_app()` builds the app and its runtime state and loads nothing: models are loaded by the
+gunicorn hooks in `app.lifecycle` (once in the master, shared copy-on-write with the workers), or
+on first use in lazy mode.
+"""
+
+from __future__ import annotations
+
+import io
+
+from flask import Flask
+from PIL import Image
+
+from .config import Settings
+from .models.registry import REGISTRY, Registry
+from .pipelines.synthetic import warmup_portrait
+from .runtime import Runtime
+
+EXTENSION = "pilotlight"
+WARMUP_HEADER = "X-Pilotlight-Warmup"
+
+
+def create_app(settings: Settings | None = None, registry: Registry | None = None) -> Flask:
+    from . import errors
+    from .api import background, health
+
+    settings = Settings.from_env() if settings is None else settings
+    app = Flask(__name__)
+    app.config.update(
+        PILOTLIGHT_SETTINGS=settings,
+        MAX_CONTENT_LENGTH=settings.max_upload_bytes,
+        MAX_FORM_MEMORY_SIZE=settings.max_upload_bytes,
+        JSON_SORT_KEYS=False,
+    )
+    runtime = Runtime(settings, REGISTRY if registry is None else registry)
+    app.extensions[EXTENSION] = runtime
+    errors.init_app(app)
+    app.register_blueprint(health.bp)
+    app.register_blueprint(background.bp)
+    runtime.warmup_sources.append(background.warmup_requests)
+    runtime.bind_warmer(lambda: _warm_once(app, runtime))
+    return app
+
+
+def get_runtime(app: Flask) -> Runtime:
+    return app.extensions[EXTENSION]
+
+
+def _warm_once(app: Flask, runtime: Runtime) -> None:
+    """One warm-up pass: every warm-up request through the app; models no request covers are
+    warmed directly (a detection on a generated image)."""
+    buffer = io.BytesIO()
+    Image.fromarray(warmup_portrait()).save(buffer, "JPEG", quality=90)
+    photo = buffer.getvalue()
+    covered: set[str] = set()
+    client = app.test_client()
+    for request in runtime.warmup_requests():
+        response = client.post(
+            request.path,
+            data={**request.fields, "image": (io.BytesIO(photo), "warmup.jpg")},
+            headers={WARMUP_HEADER: "1"},
+        )
+        if response.status_code >= 500:
+            raise RuntimeError(f"warm-up request {request.path} failed with {response.status_code}: {response.get_data(as_text=True)[:200]}")
+        covered.update(request.models)
+    for entry in runtime.registry.loaded():
+        if entry.name not in covered:
+            entry.model.warmup()

@@ -1,0 +1,1 @@
+"""HTTP blueprints: parse the request, call a pipeline, encode the answer; nothing else."""

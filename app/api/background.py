@@ -1,0 +1,76 @@
+"""POST /api/v1/remove-background: a cut-out (transparent PNG) or a photo on a new background."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, current_app
+
+from ..errors import bad_request
+from ..imageio import decode, encode, normalise_format
+from ..models.manifest import Role
+from ..models.registry import Registry
+from ..models.segmentation import AlphaMatting
+from ..pipelines.compose import cutout, flatten
+from ..runtime import WarmupRequest
+from ..specs import parse_colour
+from . import forms
+
+bp = Blueprint("background", __name__, url_prefix="/api/v1")
+
+
+def warmup_requests(registry: Registry) -> list[WarmupRequest]:
+    return [
+        WarmupRequest("/api/v1/remove-background", {"model": name}, (name,))
+        for name in registry.names(Role.SEGMENTATION)
+    ]
+
+
+@bp.post("/remove-background")
+def remove_background() -> Response:
+    from .. import get_runtime
+
+    runtime = get_runtime(current_app)
+    settings = runtime.settings
+    timings = forms.Timings()
+    data = forms.image_bytes()
+    model_name = forms.text("model") or settings.segmentation_model
+    fmt = normalise_format(forms.text("format"), default="png")
+    only_mask = forms.boolean("only_mask")
+    background_value = forms.text("background")
+    try:
+        background = None if background_value is None else parse_colour(background_value)
+    except ValueError as exc:
+        raise bad_request("invalid_background", str(exc)) from None
+    matting = None
+    if forms.boolean("alpha_matting"):
+        matting = AlphaMatting(
+            foreground_threshold=forms.integer("alpha_matting_foreground_threshold", 240, low=0, high=255),
+            background_threshold=forms.integer("alpha_matting_background_threshold", 10, low=0, high=255),
+            erode_size=forms.integer("alpha_matting_erode_size", 10, low=0, high=100),
+        )
+    runtime.require_ready()
+    loaded = runtime.registry.names(Role.SEGMENTATION)
+    if model_name not in loaded:
+        raise bad_request("unknown_model", f"model must be one of the loaded segmentation models: {', '.join(loaded)}.")
+    segmenter = runtime.registry.segmenter(model_name)
+
+    with timings.stage("decode"):
+        image = decode(data, max_pixels=settings.max_image_pixels)
+    with runtime.inference_gate.slot(), timings.stage("segment"):
+        matte = segmenter.matte(image.rgb, max_side=settings.working_max_side, alpha_matting=matting)
+    with timings.stage("compose"):
+        if only_mask:
+            pixels = matte.alpha
+        elif background is not None:
+            pixels = flatten(matte.foreground, matte.alpha, background)
+        else:
+            pixels = cutout(matte.foreground, matte.alpha)
+    with timings.stage("encode"):
+        body = encode(pixels, fmt)
+    kind = "mask" if only_mask else "cutout"
+    return forms.image_response(
+        body,
+        fmt,
+        timings=timings,
+        filename=f"{kind}-{image.width}x{image.height}.{'jpg' if fmt == 'jpeg' else fmt}",
+        extra={"width": image.width, "height": image.height, "model": model_name, "kind": kind},
+    )

@@ -1,0 +1,115 @@
+"""Reading multipart form fields into typed values, with one 400 per bad field."""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from flask import Response, jsonify, request
+
+from ..errors import ApiError, bad_request
+from ..imageio import OUTPUT_FORMATS
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def require_multipart() -> None:
+    if request.mimetype != "multipart/form-data":
+        raise ApiError(
+            415,
+            "expected_multipart",
+            f"Send the image as multipart/form-data (field 'image'), not {request.mimetype or 'an empty body'}.",
+        )
+
+
+def image_bytes(name: str = "image") -> bytes:
+    """The bytes of the single uploaded file in field `name`."""
+    require_multipart()
+    files = request.files.getlist(name)
+    if not files:
+        raise bad_request("missing_image", f"Attach the photo as the multipart file field '{name}'.")
+    if len(files) > 1:
+        raise bad_request("too_many_images", f"Send exactly one file in the field '{name}' ({len(files)} were sent).")
+    return files[0].read()
+
+
+def text(name: str) -> str | None:
+    value = request.form.get(name)
+    if value is None or not value.strip():
+        return None
+    return value.strip()
+
+
+def boolean(name: str, default: bool = False) -> bool:
+    value = text(name)
+    if value is None:
+        return default
+    if value.lower() in _TRUE:
+        return True
+    if value.lower() in _FALSE:
+        return False
+    raise bad_request("invalid_field", f"{name} must be true or false, not {value!r}.")
+
+
+def integer(name: str, default: int, *, low: int, high: int) -> int:
+    value = text(name)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise bad_request("invalid_field", f"{name} must be a whole number, not {value!r}.") from None
+    if not low <= number <= high:
+        raise bad_request("invalid_field", f"{name} must be between {low} and {high}, not {number}.")
+    return number
+
+
+def wants_json(content_type: str) -> bool:
+    """True when the client prefers JSON over the image type (e.g. `Accept: application/json`)."""
+    accept = request.accept_mimetypes
+    return accept["application/json"] > accept[content_type]
+
+
+@dataclass
+class Timings:
+    """Stage durations of one request in seconds, reported in JSON and in `Server-Timing`."""
+
+    stages: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.stages[name] = self.stages.get(name, 0.0) + time.perf_counter() - started
+
+    def header(self) -> str:
+        return ", ".join(f"{name};dur={seconds * 1000:.1f}" for name, seconds in self.stages.items())
+
+    def as_dict(self) -> dict[str, float]:
+        return {name: round(seconds, 4) for name, seconds in self.stages.items()}
+
+
+def image_response(data: bytes, fmt: str, *, timings: Timings, filename: str, extra: dict[str, object]) -> Response:
+    """The image bytes, or JSON with base64 when the client asks for JSON."""
+    content_type = OUTPUT_FORMATS[fmt]
+    if wants_json(content_type):
+        response = jsonify(
+            {
+                "image": base64.b64encode(data).decode("ascii"),
+                "content_type": content_type,
+                "bytes": len(data),
+                **extra,
+                "timings": timings.as_dict(),
+            }
+        )
+    else:
+        response = Response(data, mimetype=content_type)
+        response.headers["Content-Disposition"] = f'inline; filename="{filename}"'
+    response.headers["Server-Timing"] = timings.header()
+    return response

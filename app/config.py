@@ -1,0 +1,172 @@
+"""Settings: the service is configured from environment variables only.
+
+`Settings.from_env()` is the only reader of `os.environ` in the project; every other module gets a
+`Settings` passed in. The table in README.md documents each variable; keep the two in step.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+DEFAULT_MODELS = ("u2net", "centerface")
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+class ConfigError(ValueError):
+    """A setting has a value the service cannot run with; the message names the variable."""
+
+
+def default_model_home(env: Mapping[str, str]) -> Path:
+    cache = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", "~")) / ".cache")
+    return Path(cache).expanduser() / "pilotlight" / "models"
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (respects affinity masks set by containers and taskset)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = field(default_factory=available_cpus)
+    threads: int = 4
+    timeout: int = 120
+    graceful_timeout: int = 30
+    keepalive: int = 5
+    max_requests: int = 0
+    max_requests_jitter: int = 0
+    queue_depth: int = 8
+    model_home: Path = field(default_factory=lambda: default_model_home(os.environ))
+    models: tuple[str, ...] = DEFAULT_MODELS
+    segmentation_model: str = "u2net"
+    preload_models: bool = True
+    warmup_requests: int = 2
+    ort_providers: str = "auto"
+    max_upload_mb: float = 20.0
+    max_image_pixels: int = 50_000_000
+    working_max_side: int = 2048
+    log_level: str = "info"
+
+    @property
+    def max_upload_bytes(self) -> int:
+        return int(self.max_upload_mb * 1024 * 1024)
+
+    @property
+    def bind(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    def with_overrides(self, **changes: object) -> Settings:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read every setting from `env` (default `os.environ`); unset or empty means the default."""
+        env = os.environ if env is None else env
+        reader = _Reader(env)
+        defaults = cls(model_home=default_model_home(env))
+        settings = cls(
+            host=reader.text("HOST", defaults.host),
+            port=reader.integer("PORT", defaults.port, low=1, high=65535),
+            workers=reader.integer("WORKERS", defaults.workers, low=1, high=64),
+            threads=reader.integer("THREADS", defaults.threads, low=1, high=64),
+            timeout=reader.integer("TIMEOUT", defaults.timeout, low=5, high=3600),
+            graceful_timeout=reader.integer("GRACEFUL_TIMEOUT", defaults.graceful_timeout, low=1, high=3600),
+            keepalive=reader.integer("KEEPALIVE", defaults.keepalive, low=0, high=300),
+            max_requests=reader.integer("MAX_REQUESTS", defaults.max_requests, low=0, high=10_000_000),
+            max_requests_jitter=reader.integer("MAX_REQUESTS_JITTER", defaults.max_requests_jitter, low=0, high=10_000_000),
+            queue_depth=reader.integer("QUEUE_DEPTH", defaults.queue_depth, low=0, high=10_000),
+            model_home=Path(reader.text("MODEL_HOME", str(defaults.model_home))).expanduser(),
+            models=reader.names("MODELS", defaults.models),
+            segmentation_model=reader.text("SEGMENTATION_MODEL", defaults.segmentation_model),
+            preload_models=reader.boolean("PRELOAD_MODELS", defaults.preload_models),
+            warmup_requests=reader.integer("WARMUP_REQUESTS", defaults.warmup_requests, low=0, high=100),
+            ort_providers=reader.text("ORT_PROVIDERS", defaults.ort_providers),
+            max_upload_mb=reader.number("MAX_UPLOAD_MB", defaults.max_upload_mb, low=0.01, high=1024),
+            max_image_pixels=reader.integer("MAX_IMAGE_PIXELS", defaults.max_image_pixels, low=64 * 64, high=1_000_000_000),
+            working_max_side=reader.integer("WORKING_MAX_SIDE", defaults.working_max_side, low=320, high=16384),
+            log_level=reader.choice("LOG_LEVEL", defaults.log_level, LOG_LEVELS),
+        )
+        settings.validate()
+        return settings
+
+    def validate(self) -> None:
+        if self.segmentation_model not in self.models:
+            raise ConfigError(
+                f"SEGMENTATION_MODEL={self.segmentation_model!r} is not in MODELS={','.join(self.models)!r}; "
+                "add it to MODELS so it is loaded and warmed"
+            )
+
+
+@dataclass(frozen=True)
+class _Reader:
+    env: Mapping[str, str]
+
+    def _raw(self, name: str) -> str | None:
+        value = self.env.get(name)
+        if value is None or not value.strip():
+            return None
+        return value.strip()
+
+    def text(self, name: str, default: str) -> str:
+        return self._raw(name) or default
+
+    def integer(self, name: str, default: int, *, low: int, high: int) -> int:
+        raw = self._raw(name)
+        if raw is None:
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ConfigError(f"{name}={raw!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise ConfigError(f"{name}={value} is outside {low}..{high}")
+        return value
+
+    def number(self, name: str, default: float, *, low: float, high: float) -> float:
+        raw = self._raw(name)
+        if raw is None:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigError(f"{name}={raw!r} is not a number") from None
+        if not low <= value <= high:
+            raise ConfigError(f"{name}={value} is outside {low}..{high}")
+        return value
+
+    def boolean(self, name: str, default: bool) -> bool:
+        raw = self._raw(name)
+        if raw is None:
+            return default
+        lowered = raw.lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"{name}={raw!r} is not a boolean (true/false)")
+
+    def names(self, name: str, default: tuple[str, ...]) -> tuple[str, ...]:
+        raw = self._raw(name)
+        if raw is None:
+            return default
+        names = tuple(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
+        if not names:
+            raise ConfigError(f"{name} lists no names")
+        return names
+
+    def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
+        raw = self._raw(name)
+        if raw is None:
+            return default
+        if raw.lower() not in choices:
+            raise ConfigError(f"{name}={raw!r} is not one of {', '.join(choices)}")
+        return raw.lower()

@@ -1,0 +1,168 @@
+"""Decoding and encoding: the only module that turns bytes into pixels and back.
+
+`decode` accepts JPEG, PNG and WebP, checks the pixel count from the header before any pixel is
+decoded (decompression bombs), applies the EXIF orientation, converts embedded colour profiles to
+sRGB and returns an RGB uint8 array. `encode` writes PNG, JPEG or WebP with an optional dpi.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image, ImageCms, ImageOps, UnidentifiedImageError
+
+from .errors import ApiError
+from .pipelines.compose import flatten_rgba
+
+log = logging.getLogger(__name__)
+
+# The pixel cap is ours (MAX_IMAGE_PIXELS, checked from the header in `decode`); Pillow's global one
+# would warn or raise at a different number, so it is switched off in favour of the single check.
+Image.MAX_IMAGE_PIXELS = None
+
+ACCEPTED_FORMATS = {"JPEG": "jpeg", "MPO": "jpeg", "PNG": "png", "WEBP": "webp"}
+OUTPUT_FORMATS = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
+FORMAT_ALIASES = {"jpg": "jpeg"}
+_SRGB = ImageCms.createProfile("sRGB")
+WHITE = (255, 255, 255)
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """A decoded upload: `rgb` is (H, W, 3) uint8 RGB, upright, sRGB."""
+
+    rgb: np.ndarray
+    source_format: str  # "jpeg", "png" or "webp"
+
+    @property
+    def width(self) -> int:
+        return int(self.rgb.shape[1])
+
+    @property
+    def height(self) -> int:
+        return int(self.rgb.shape[0])
+
+
+def unsupported(detail: str) -> ApiError:
+    return ApiError(415, "unsupported_media_type", f"{detail} Send a JPEG, PNG or WebP image.")
+
+
+def decode(data: bytes, *, max_pixels: int) -> Decoded:
+    """Decode image bytes to an upright sRGB (H, W, 3) uint8 array.
+
+    Raises ApiError: 400 for empty or corrupt data, 413 above `max_pixels`, 415 for other formats.
+    """
+    if not data:
+        raise ApiError(400, "empty_image", "The uploaded image is empty (0 bytes).")
+    try:
+        image = Image.open(io.BytesIO(data))
+    except UnidentifiedImageError:
+        raise unsupported("The upload is not an image this service can read.") from None
+    except (OSError, ValueError, SyntaxError) as exc:  # Pillow raises these for mangled headers
+        raise ApiError(400, "invalid_image", f"The image header is corrupt ({type(exc).__name__}).") from None
+    fmt = ACCEPTED_FORMATS.get(image.format or "")
+    if fmt is None:
+        raise unsupported(f"{image.format or 'This'} images are not supported.")
+    width, height = image.size
+    if width < 1 or height < 1:
+        raise ApiError(400, "invalid_image", "The image has no pixels.")
+    if width * height > max_pixels:
+        raise ApiError(
+            413,
+            "image_too_large",
+            f"The image is {width}x{height} pixels; the limit is {max_pixels:,} pixels.",
+        )
+    try:
+        image.load()
+    except (OSError, ValueError, SyntaxError) as exc:
+        raise ApiError(400, "invalid_image", f"The image data is truncated or corrupt ({type(exc).__name__}).") from None
+    image = _upright(image)
+    image = _to_srgb(image)
+    return Decoded(rgb=_to_rgb_array(image), source_format=fmt)
+
+
+def _upright(image: Image.Image) -> Image.Image:
+    """Apply the EXIF orientation; a corrupt EXIF block leaves the image as stored."""
+    try:
+        return ImageOps.exif_transpose(image)
+    except (OSError, ValueError, SyntaxError, KeyError, TypeError, ZeroDivisionError) as exc:
+        log.info("ignoring unreadable EXIF orientation: %s", type(exc).__name__)
+        return image
+
+
+def _to_srgb(image: Image.Image) -> Image.Image:
+    """Convert an embedded ICC profile (Display P3, Adobe RGB, CMYK ...) to sRGB."""
+    icc = image.info.get("icc_profile")
+    if not icc or image.mode not in ("RGB", "RGBA", "CMYK"):
+        return image
+    try:
+        source = ImageCms.ImageCmsProfile(io.BytesIO(icc))
+        output_mode = "RGBA" if image.mode == "RGBA" else "RGB"
+        converted = ImageCms.profileToProfile(image, source, _SRGB, outputMode=output_mode)
+    except (ImageCms.PyCMSError, OSError, ValueError) as exc:
+        log.info("ignoring unusable ICC profile: %s", type(exc).__name__)
+        return image
+    return converted if converted is not None else image
+
+
+def _to_rgb_array(image: Image.Image) -> np.ndarray:
+    """Any Pillow mode to (H, W, 3) uint8 RGB; transparency is flattened onto white."""
+    if image.mode in ("I;16", "I;16B", "I;16L", "I"):
+        values = np.asarray(image, dtype=np.uint32)
+        top = 65535 if values.max(initial=0) > 255 else 255
+        grey = (values.astype(np.float32) * (255.0 / top)).round().clip(0, 255).astype(np.uint8)
+        return np.ascontiguousarray(np.repeat(grey[:, :, None], 3, axis=2))
+    if image.mode == "F":
+        grey = np.asarray(image, dtype=np.float32).clip(0, 255).round().astype(np.uint8)
+        return np.ascontiguousarray(np.repeat(grey[:, :, None], 3, axis=2))
+    has_alpha = image.mode in ("RGBA", "LA", "PA") or (image.mode in ("P", "L", "RGB") and "transparency" in image.info)
+    if has_alpha:
+        return flatten_rgba(np.asarray(image.convert("RGBA"), dtype=np.uint8), WHITE)
+    return np.ascontiguousarray(np.asarray(image.convert("RGB"), dtype=np.uint8))
+
+
+def normalise_format(value: str | None, *, default: str) -> str:
+    """Map a client's `format` field to one of OUTPUT_FORMATS; ApiError 400 otherwise."""
+    if value is None or not value.strip():
+        return default
+    fmt = value.strip().lower()
+    fmt = FORMAT_ALIASES.get(fmt, fmt)
+    if fmt not in OUTPUT_FORMATS:
+        raise ApiError(400, "invalid_format", f"format must be one of {', '.join(OUTPUT_FORMATS)}, not {value!r}.")
+    return fmt
+
+
+def encode(
+    pixels: np.ndarray,
+    fmt: str,
+    *,
+    dpi: float | None = None,
+    jpeg_quality: int = 95,
+) -> bytes:
+    """Encode (H, W) grey, (H, W, 3) RGB or (H, W, 4) RGBA uint8 pixels.
+
+    JPEG cannot hold transparency: RGBA is flattened onto white before a JPEG is written.
+    `dpi` (dots per inch) is written into the file's metadata when given.
+    """
+    if fmt not in OUTPUT_FORMATS:
+        raise ValueError(f"unknown output format {fmt!r}")
+    if pixels.dtype != np.uint8 or pixels.ndim not in (2, 3):
+        raise ValueError("pixels must be a uint8 (H, W) or (H, W, C) array")
+    if fmt == "jpeg" and pixels.ndim == 3 and pixels.shape[2] == 4:
+        pixels = flatten_rgba(pixels, WHITE)
+    image = Image.fromarray(pixels)
+    options: dict[str, object] = {}
+    if dpi:
+        options["dpi"] = (dpi, dpi)
+    buffer = io.BytesIO()
+    if fmt == "png":
+        image.save(buffer, "PNG", compress_level=3, **options)
+    elif fmt == "jpeg":
+        image.save(buffer, "JPEG", quality=jpeg_quality, subsampling=0 if jpeg_quality >= 90 else 2, **options)
+    else:
+        image.save(buffer, "WEBP", quality=90, method=4, **options)
+    return buffer.getvalue()
+

@@ -1,0 +1,152 @@
+"""The model registry: the one piece of module-level state, keyed by manifest name.
+
+`Registry.load(names)` builds each model from its file in MODEL_HOME through the session factory.
+In preload mode it runs once in the gunicorn master and the workers inherit the loaded sessions
+copy-on-write; with GPU providers or in lazy mode it runs in each worker. An unknown name is an
+error, never `None`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .centerface import CenterFace, make_dims_dynamic
+from .manifest import MANIFEST, ModelSpec, Role, get_spec
+from .segmentation import Segmenter, rembg_session
+from .sessions import Providers, active_provider, create_session
+
+log = logging.getLogger(__name__)
+
+Model = Segmenter | CenterFace
+
+
+class ModelFileError(RuntimeError):
+    """A model file is missing or unusable; the message names the file and the command that fixes it."""
+
+
+class ModelNotLoaded(LookupError):
+    """The name is known but this process has not loaded it (not in MODELS, or still loading)."""
+
+
+def fetch_command(name: str) -> str:
+    return f"python -m app.models fetch {name}"
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    spec: ModelSpec
+    model: Model
+    provider: str
+    load_seconds: float
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "role": self.spec.role.value,
+            "provider": self.provider,
+            "load_seconds": round(self.load_seconds, 4),
+            "file": self.spec.filename,
+        }
+
+
+def _build(spec: ModelSpec, path: Path, providers: Providers) -> tuple[Model, str]:
+    if spec.family == "rembg":
+        session = create_session(path, providers=providers, label=spec.name)
+        return Segmenter(spec.name, rembg_session(spec.name, session)), active_provider(session)
+    if spec.family == "centerface":
+        session = create_session(make_dims_dynamic(path.read_bytes()), providers=providers, label=spec.name)
+        return CenterFace(session), active_provider(session)
+    raise ValueError(f"model {spec.name}: no loader for family {spec.family!r}")
+
+
+def check_file(spec: ModelSpec, model_home: Path) -> Path:
+    """The model's path, after a cheap size check (the full sha256 check is the fetch command's)."""
+    path = model_home / spec.filename
+    if not path.is_file():
+        raise ModelFileError(f"model file {path} is missing; run: {fetch_command(spec.name)}")
+    size = path.stat().st_size
+    if size != spec.size:
+        raise ModelFileError(
+            f"model file {path} is {size:,} bytes, expected {spec.size:,} (partial or corrupt); "
+            f"run: {fetch_command(spec.name)}"
+        )
+    return path
+
+
+class Registry:
+    def __init__(self) -> None:
+        self._models: dict[str, LoadedModel] = {}
+        self._lock = threading.Lock()
+
+    def load(
+        self,
+        names: Iterable[str],
+        *,
+        model_home: Path,
+        providers: Providers,
+        on_loaded: Callable[[LoadedModel], None] | None = None,
+    ) -> list[LoadedModel]:
+        """Load each named model that is not loaded yet; returns the ones loaded by this call.
+
+        Raises KeyError for a name the manifest does not know and ModelFileError for a missing or
+        corrupt file, before anything is half-registered.
+        """
+        specs = [get_spec(name) for name in names]
+        loaded: list[LoadedModel] = []
+        with self._lock:
+            for spec in specs:
+                if spec.name in self._models:
+                    continue
+                path = check_file(spec, model_home)
+                started = time.perf_counter()
+                try:
+                    model, provider = _build(spec, path, providers)
+                except Exception as exc:  # onnxruntime raises its own hierarchy for unreadable files
+                    raise ModelFileError(
+                        f"model file {path} could not be loaded ({type(exc).__name__}); "
+                        f"run: {fetch_command(spec.name)} --force"
+                    ) from exc
+                entry = LoadedModel(spec, model, provider, time.perf_counter() - started)
+                self._models[spec.name] = entry
+                loaded.append(entry)
+                if on_loaded is not None:
+                    on_loaded(entry)
+        return loaded
+
+    def get(self, name: str) -> LoadedModel:
+        entry = self._models.get(name)
+        if entry is not None:
+            return entry
+        if name not in MANIFEST:
+            raise KeyError(f"unknown model {name!r}")
+        raise ModelNotLoaded(f"model {name!r} is not loaded")
+
+    def segmenter(self, name: str) -> Segmenter:
+        model = self.get(name).model
+        if not isinstance(model, Segmenter):
+            raise ModelNotLoaded(f"model {name!r} is not a segmentation model")
+        return model
+
+    def names(self, role: Role | None = None) -> list[str]:
+        return [name for name, entry in self._models.items() if role is None or entry.spec.role == role]
+
+    def loaded(self) -> list[LoadedModel]:
+        return list(self._models.values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._models
+
+    def clear(self) -> None:
+        with self._lock:
+            self._models.clear()
+
+
+REGISTRY = Registry()

@@ -1,0 +1,53 @@
+"""Alpha compositing and working-resolution helpers (pure functions on uint8 arrays)."""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image
+
+RGB = tuple[int, int, int]
+
+
+def working_size(width: int, height: int, *, max_side: int) -> tuple[int, int]:
+    """The (width, height) in px to process an image at: unchanged when its long side fits in
+    `max_side`, else scaled down keeping the aspect ratio (each side at least 1 px)."""
+    long_side = max(width, height)
+    if long_side <= max_side:
+        return width, height
+    scale = max_side / long_side
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+def resize_rgb(rgb: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """Resize (H, W, 3) uint8 RGB to `size` = (width, height) px with a Lanczos filter."""
+    if (rgb.shape[1], rgb.shape[0]) == size:
+        return rgb
+    return np.asarray(Image.fromarray(rgb).resize(size, Image.Resampling.LANCZOS))
+
+
+def resize_alpha(alpha: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """Resize an (H, W) uint8 alpha matte to `size` = (width, height) px, bilinear (no ringing)."""
+    if (alpha.shape[1], alpha.shape[0]) == size:
+        return alpha
+    return np.asarray(Image.fromarray(alpha).resize(size, Image.Resampling.BILINEAR))
+
+
+def cutout(rgb: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """(H, W, 3) RGB + (H, W) alpha, both uint8 -> (H, W, 4) RGBA, colours kept unpremultiplied."""
+    return np.dstack([rgb, alpha])
+
+
+def flatten(rgb: np.ndarray, alpha: np.ndarray, background: RGB) -> np.ndarray:
+    """Composite (H, W, 3) RGB over a solid `background` colour with an (H, W) uint8 alpha.
+
+    out = rgb * a + background * (1 - a), with a = alpha / 255; returns (H, W, 3) uint8.
+    """
+    a = alpha.astype(np.float32)[:, :, None] * (1.0 / 255.0)
+    bg = np.asarray(background, dtype=np.float32)
+    out = rgb.astype(np.float32) * a + bg * (1.0 - a)
+    return np.clip(out + 0.5, 0, 255).astype(np.uint8)
+
+
+def flatten_rgba(rgba: np.ndarray, background: RGB) -> np.ndarray:
+    """(H, W, 4) RGBA uint8 over a solid background -> (H, W, 3) uint8."""
+    return flatten(rgba[:, :, :3], rgba[:, :, 3], background)

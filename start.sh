@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Run pilotlight on http://${HOST:-127.0.0.1}:${PORT:-8000} with the models in MODELS.
+# On a new machine this first creates .venv, installs requirements.txt and fetches the models
+# (with progress); later runs start straight away. The container image's entry point too.
+set -euo pipefail
+cd "$(dirname "$0")"
+export VENV=${VENV:-$PWD/.venv}
+# shellcheck source=scripts/bootstrap.sh
+. scripts/bootstrap.sh
+
+if [ "${PILOTLIGHT_NO_SETUP:-0}" != "1" ]; then
+  pl_setup_venv
+  pl_ensure_models
+fi
+exec "$VENV/bin/gunicorn" --config gunicorn.conf.py

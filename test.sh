@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Run the whole test suite, set-up included: .venv, requirements, test requirements, models.
+# Extra arguments go to pytest (for example: ./test.sh -k readyz).
+set -euo pipefail
+cd "$(dirname "$0")"
+export VENV=${VENV:-$PWD/.venv}
+# shellcheck source=scripts/bootstrap.sh
+. scripts/bootstrap.sh
+
+pl_setup_venv
+pl_install_requirements requirements-dev.txt
+# insightface only for its bundled test photos (t1.jpg): without its dependencies, which clash with ours
+"$VENV/bin/python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("insightface") is None)' ||
+  "$VENV/bin/python" -m pip install --disable-pip-version-check --no-cache-dir --no-deps insightface==2.1
+MODELS=u2net,u2netp,centerface pl_ensure_models
+exec "$VENV/bin/python" -m pytest "$@"

@@ -1,0 +1,91 @@
+"""Shared fixtures: the model directory, real photos, a Flask app on a real small registry."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from PIL import Image
+
+from app import create_app, get_runtime
+from app.config import Settings
+from app.models.fetch import fetch, inspect
+from app.models.manifest import get_spec
+from app.models.registry import Registry
+
+
+@pytest.fixture(scope="session")
+def model_home() -> Path:
+    """MODEL_HOME with the models the tests use, fetched (and verified) if missing."""
+    home = Settings.from_env().model_home
+    for name in ("u2net", "u2netp", "centerface"):
+        spec = get_spec(name)
+        if not inspect(spec, home, verify_hash=False).ok:
+            fetch(spec, home, progress=False)
+    return home
+
+
+@pytest.fixture(scope="session")
+def astronaut() -> np.ndarray:
+    """scikit-image's astronaut: (512, 512, 3) uint8 RGB, one frontal face, public domain."""
+    from skimage import data
+
+    return data.astronaut()
+
+
+def jpeg_bytes(rgb: np.ndarray, *, quality: int = 92, **options: object) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(rgb).save(buffer, "JPEG", quality=quality, **options)
+    return buffer.getvalue()
+
+
+def png_bytes(pixels: np.ndarray | Image.Image) -> bytes:
+    image = pixels if isinstance(pixels, Image.Image) else Image.fromarray(pixels)
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="session")
+def astronaut_jpeg(astronaut: np.ndarray) -> bytes:
+    return jpeg_bytes(astronaut)
+
+
+@pytest.fixture(scope="session")
+def small_settings(model_home: Path) -> Settings:
+    return Settings(
+        model_home=model_home,
+        models=("u2netp", "centerface"),
+        segmentation_model="u2netp",
+        warmup_requests=1,
+        ort_providers="cpu",
+        max_upload_mb=2,
+        max_image_pixels=4_000_000,
+        working_max_side=1024,
+        workers=1,
+    )
+
+
+@pytest.fixture(scope="session")
+def small_registry(small_settings: Settings) -> Registry:
+    """A real registry with the small models, loaded once for the whole session."""
+    app = create_app(small_settings, Registry())
+    get_runtime(app).load_models()
+    return get_runtime(app).registry
+
+
+@pytest.fixture()
+def app(small_settings: Settings, small_registry: Registry) -> Iterator[Flask]:
+    app = create_app(small_settings, small_registry)
+    app.config["TESTING"] = True
+    yield app
+
+
+@pytest.fixture()
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
