@@ -7,6 +7,7 @@ on first use in lazy mode.
 
 from __future__ import annotations
 
+import functools
 import io
 
 from flask import Flask
@@ -14,7 +15,6 @@ from PIL import Image
 
 from .config import Settings
 from .models.registry import REGISTRY, Registry
-from .pipelines.synthetic import warmup_portrait
 from .runtime import Runtime
 
 EXTENSION = "pilotlight"
@@ -23,7 +23,7 @@ WARMUP_HEADER = "X-Pilotlight-Warmup"
 
 def create_app(settings: Settings | None = None, registry: Registry | None = None) -> Flask:
     from . import errors
-    from .api import background, health
+    from .api import background, health, idphoto
 
     settings = Settings.from_env() if settings is None else settings
     app = Flask(__name__)
@@ -38,9 +38,20 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     errors.init_app(app)
     app.register_blueprint(health.bp)
     app.register_blueprint(background.bp)
-    runtime.warmup_sources.append(background.warmup_requests)
+    app.register_blueprint(idphoto.bp)
+    runtime.warmup_sources.extend([background.warmup_requests, idphoto.warmup_requests])
     runtime.bind_warmer(lambda: _warm_once(app, runtime))
     return app
+
+
+@functools.cache
+def warmup_photo() -> bytes:
+    """The warm-up portrait as a JPEG (512x512, one frontal face)."""
+    from skimage import data
+
+    buffer = io.BytesIO()
+    Image.fromarray(data.astronaut()).save(buffer, "JPEG", quality=92)
+    return buffer.getvalue()
 
 
 def get_runtime(app: Flask) -> Runtime:
@@ -49,10 +60,10 @@ def get_runtime(app: Flask) -> Runtime:
 
 def _warm_once(app: Flask, runtime: Runtime) -> None:
     """One warm-up pass: every warm-up request through the app; models no request covers are
-    warmed directly (a detection on a generated image)."""
-    buffer = io.BytesIO()
-    Image.fromarray(warmup_portrait()).save(buffer, "JPEG", quality=90)
-    photo = buffer.getvalue()
+    warmed directly. The photo is scikit-image's astronaut (a real, public-domain portrait that
+    ships inside a dependency), so the ID photo path runs end to end: detect, segment, place,
+    composite, encode, check."""
+    photo = warmup_photo()
     covered: set[str] = set()
     client = app.test_client()
     for request in runtime.warmup_requests():

@@ -49,7 +49,7 @@ def record_boot(*, started_at: float) -> None:
     `started_at` is `time.perf_counter()` taken before those imports.
     """
     imports = time.perf_counter() - started_at
-    _BOOT_PHASES["interpreter + gunicorn"] = max(0.0, process_age() - imports)
+    _BOOT_PHASES["launch (before imports)"] = max(0.0, process_age() - imports)
     _BOOT_PHASES["imports"] = imports
 
 

@@ -61,6 +61,7 @@ def pss_kib(pid: int) -> int:
 class Server:
     env: Mapping[str, str] = field(default_factory=dict)
     log_path: Path | None = None
+    command: tuple[str, ...] = (sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py")
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
@@ -74,7 +75,7 @@ class Server:
         self.started_at = time.monotonic()
         with open(self.log_path or os.devnull, "wb") as log:  # the child keeps its own descriptor
             self.process = subprocess.Popen(  # noqa: S603 (our own interpreter and config)
-                [sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py"],
+                list(self.command),
                 cwd=ROOT,
                 env=env,
                 stdout=log,

@@ -124,6 +124,19 @@ def test_json_answer_and_background_colour(server: Server, astronaut_jpeg: bytes
     assert corner[1] > 230 and corner[0] < 30 and corner[2] < 30, f"corner is {corner}, not green"
 
 
+def test_alpha_matting_runs_in_a_forked_worker(server: Server, astronaut_jpeg: bytes) -> None:
+    """pymatting's numba kernels run in the workers (a fork-unsafe threading layer would kill them)."""
+    workers_before = server.wait_workers(WORKERS)
+    response = server.post(
+        "/api/v1/remove-background", files={"image": ("a.jpg", astronaut_jpeg, "image/jpeg")}, data={"alpha_matting": "true"}
+    )
+    assert response.status_code == 200, response.text
+    alpha = np.asarray(Image.open(io.BytesIO(response.content)))[:, :, 3].astype(np.float32)
+    assert alpha[FACE].mean() > 200 and alpha[BACKGROUND_TOP_RIGHT].mean() < 20
+    assert server.wait_workers(WORKERS) == workers_before
+    assert "Terminating" not in server.log_text()
+
+
 def bomb_png() -> bytes:
     """A small file that declares 20000x20000 pixels (a decompression bomb)."""
     return png_bytes(Image.new("1", (20000, 20000)))

@@ -12,6 +12,7 @@ from ..models.segmentation import AlphaMatting
 from ..pipelines.compose import cutout, flatten
 from ..runtime import WarmupRequest
 from ..specs import parse_colour
+from ..timings import Timings
 from . import forms
 
 bp = Blueprint("background", __name__, url_prefix="/api/v1")
@@ -30,7 +31,7 @@ def remove_background() -> Response:
 
     runtime = get_runtime(current_app)
     settings = runtime.settings
-    timings = forms.Timings()
+    timings = Timings()
     data = forms.image_bytes()
     model_name = forms.text("model") or settings.segmentation_model
     fmt = normalise_format(forms.text("format"), default="png")

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import base64
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 
 from flask import Response, jsonify, request
 
 from ..errors import ApiError, bad_request
 from ..imageio import OUTPUT_FORMATS
+from ..timings import Timings
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -72,27 +69,6 @@ def wants_json(content_type: str) -> bool:
     """True when the client prefers JSON over the image type (e.g. `Accept: application/json`)."""
     accept = request.accept_mimetypes
     return accept["application/json"] > accept[content_type]
-
-
-@dataclass
-class Timings:
-    """Stage durations of one request in seconds, reported in JSON and in `Server-Timing`."""
-
-    stages: dict[str, float] = field(default_factory=dict)
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        started = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.stages[name] = self.stages.get(name, 0.0) + time.perf_counter() - started
-
-    def header(self) -> str:
-        return ", ".join(f"{name};dur={seconds * 1000:.1f}" for name, seconds in self.stages.items())
-
-    def as_dict(self) -> dict[str, float]:
-        return {name: round(seconds, 4) for name, seconds in self.stages.items()}
 
 
 def image_response(data: bytes, fmt: str, *, timings: Timings, filename: str, extra: dict[str, object]) -> Response:

@@ -37,8 +37,9 @@ def cutout(rgb: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     return np.dstack([rgb, alpha])
 
 
-def flatten(rgb: np.ndarray, alpha: np.ndarray, background: RGB) -> np.ndarray:
-    """Composite (H, W, 3) RGB over a solid `background` colour with an (H, W) uint8 alpha.
+def flatten(rgb: np.ndarray, alpha: np.ndarray, background: RGB | np.ndarray) -> np.ndarray:
+    """Composite (H, W, 3) RGB over `background` (a solid colour, or an (H, W, 3) uint8 backdrop
+    image) with an (H, W) uint8 alpha.
 
     out = rgb * a + background * (1 - a), with a = alpha / 255; returns (H, W, 3) uint8.
     """

@@ -1,0 +1,199 @@
+"""ID photos: GET /api/v1/specs, POST /api/v1/idphoto, POST /api/v1/idphoto/sheet."""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+from flask import Blueprint, Response, current_app, jsonify
+
+from ..errors import ApiError, bad_request
+from ..idphoto import IdPhoto, IdPhotoOptions, make_id_photo
+from ..imageio import decode, encode
+from ..models.centerface import CenterFace
+from ..models.manifest import Role
+from ..models.registry import Registry
+from ..models.segmentation import AlphaMatting
+from ..pipelines.sheet import get_paper, plan_sheet, render_sheet
+from ..runtime import Runtime, WarmupRequest
+from ..specs import MAX_DPI, MIN_DPI, SPECS, PhotoSpec, custom_spec, get_spec, parse_colour
+from ..timings import Timings
+from . import forms
+
+bp = Blueprint("idphoto", __name__, url_prefix="/api/v1")
+
+BACKGROUND_STYLES = ("solid", "gradient")
+
+
+def warmup_requests(registry: Registry) -> list[WarmupRequest]:
+    detectors = registry.names(Role.FACE_DETECTION)
+    segmenters = registry.names(Role.SEGMENTATION)
+    if not detectors or not segmenters:
+        return []
+    return [
+        WarmupRequest("/api/v1/idphoto/sheet", {"spec": "icao", "paper": "4x6"}, (detectors[0], segmenters[0])),
+    ]
+
+
+def _runtime() -> Runtime:
+    from .. import get_runtime
+
+    return get_runtime(current_app)
+
+
+@bp.get("/specs")
+def specs() -> Response:
+    return jsonify({"specs": [spec.to_dict() for spec in SPECS.values()]})
+
+
+def _number(name: str) -> float | None:
+    value = forms.text(name)
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise bad_request("invalid_field", f"{name} must be a number, not {value!r}.") from None
+
+
+def _spec_from_form() -> PhotoSpec:
+    spec_id = forms.text("spec")
+    if spec_id is not None:
+        try:
+            return get_spec(spec_id)
+        except KeyError:
+            raise bad_request("unknown_spec", f"Unknown spec; GET /api/v1/specs lists them ({', '.join(list(SPECS)[:6])}, ...).") from None
+    sizes = {name: _number(name) for name in ("width_mm", "height_mm", "width_px", "height_px")}
+    if all(value is None for value in sizes.values()):
+        raise bad_request("missing_spec", "Send spec (see GET /api/v1/specs) or a custom size (width_mm/height_mm or width_px/height_px).")
+    head = forms.text("head_ratio") or "0.6-0.7"
+    try:
+        low, high = (float(part) for part in head.replace(",", "-").split("-", 1))
+        return custom_spec(
+            width_mm=sizes["width_mm"],
+            height_mm=sizes["height_mm"],
+            width_px=None if sizes["width_px"] is None else int(sizes["width_px"]),
+            height_px=None if sizes["height_px"] is None else int(sizes["height_px"]),
+            dpi=forms.integer("dpi", 300, low=MIN_DPI, high=MAX_DPI),
+            head_ratio=(low, high),
+        )
+    except ValueError as exc:
+        raise bad_request("invalid_size", f"Custom size: {exc}") from None
+
+
+def _options(spec: PhotoSpec) -> IdPhotoOptions:
+    background_value = forms.text("background") or spec.default_background
+    try:
+        background = parse_colour(background_value)
+    except ValueError as exc:
+        raise bad_request("invalid_background", str(exc)) from None
+    style = (forms.text("background_style") or "solid").lower()
+    if style not in BACKGROUND_STYLES:
+        raise bad_request("invalid_field", f"background_style must be one of {', '.join(BACKGROUND_STYLES)}.")
+    fmt = (forms.text("format") or "jpeg").lower()
+    fmt = "jpeg" if fmt == "jpg" else fmt
+    if fmt not in ("jpeg", "png"):
+        raise ApiError(400, "invalid_format", "format must be jpeg or png for ID photos.")
+    face = (forms.text("face") or "single").lower()
+    if face not in ("single", "largest"):
+        raise bad_request("invalid_field", "face must be single or largest.")
+    max_kb_text = forms.text("max_kb")
+    max_kb = None if max_kb_text is None else forms.integer("max_kb", 0, low=1, high=100_000)
+    return IdPhotoOptions(
+        spec=spec,
+        background=background,
+        gradient=style == "gradient",
+        fmt=fmt,  # type: ignore[arg-type]
+        dpi=forms.integer("dpi", spec.dpi, low=MIN_DPI, high=MAX_DPI) if forms.text("dpi") else None,
+        max_kb=max_kb,
+        face=face,  # type: ignore[arg-type]
+        alpha_matting=AlphaMatting() if forms.boolean("alpha_matting") else None,
+    )
+
+
+def _make(timings: Timings) -> tuple[IdPhoto, IdPhotoOptions]:
+    runtime = _runtime()
+    settings = runtime.settings
+    data = forms.image_bytes()
+    spec = _spec_from_form()
+    options = _options(spec)
+    runtime.require_ready()
+    detectors = runtime.registry.names(Role.FACE_DETECTION)
+    if not detectors:
+        raise ApiError(503, "model_unavailable", "No face detector is loaded; add centerface to MODELS.")
+    detector = runtime.registry.get(detectors[0]).model
+    if not isinstance(detector, CenterFace):
+        raise ApiError(503, "model_unavailable", f"{detectors[0]} is not a face detector this endpoint can use.")
+    segmenter = runtime.registry.segmenter(settings.segmentation_model)
+    with timings.stage("decode"):
+        image = decode(data, max_pixels=settings.max_image_pixels)
+    with runtime.inference_gate.slot():
+        photo = make_id_photo(
+            image.rgb,
+            detector=detector,
+            segmenter=segmenter,
+            options=options,
+            max_side=settings.working_max_side,
+            timings=timings,
+        )
+    return photo, options
+
+
+def _file_stem(spec: PhotoSpec) -> str:
+    return f"{spec.id}-{spec.width_px}x{spec.height_px}"
+
+
+@bp.post("/idphoto")
+def idphoto() -> Response:
+    timings = Timings()
+    photo, options = _make(timings)
+    spec = options.spec
+    return forms.image_response(
+        photo.data,
+        options.fmt,
+        timings=timings,
+        filename=f"{_file_stem(spec)}.{'jpg' if options.fmt == 'jpeg' else 'png'}",
+        extra={
+            "spec": spec.to_dict(),
+            "width": spec.width_px,
+            "height": spec.height_px,
+            "dpi": options.output_dpi,
+            "jpeg_quality": photo.jpeg_quality,
+            "face": {**photo.face.to_dict(), "roll_degrees": round(photo.roll_degrees, 2), "faces_found": photo.faces_found},
+            "compliance": photo.report(),
+        },
+    )
+
+
+@bp.post("/idphoto/sheet")
+def idphoto_sheet() -> Response:
+    timings = Timings()
+    try:
+        paper = get_paper(forms.text("paper") or "4x6")
+    except ValueError as exc:
+        raise bad_request("invalid_paper", str(exc)) from None
+    copies_text = forms.text("copies")
+    copies = None if copies_text is None else forms.integer("copies", 1, low=1, high=1000)
+    sheet_dpi = forms.integer("sheet_dpi", 300, low=150, high=600)
+    photo, options = _make(timings)
+    spec = options.spec
+    with timings.stage("sheet"):
+        try:
+            layout = plan_sheet(paper=paper, photo_mm=(spec.width_mm, spec.height_mm), dpi=sheet_dpi, copies=copies)
+        except ValueError as exc:
+            raise ApiError(422, "sheet_does_not_fit", str(exc)) from None
+        sheet = render_sheet(np.ascontiguousarray(photo.pixels), layout)
+        fmt = options.fmt
+        body = encode(sheet, fmt, dpi=sheet_dpi, jpeg_quality=95)
+    name = f"{_file_stem(spec)}-sheet-{paper.id}-{len(layout.positions)}x.{'jpg' if fmt == 'jpeg' else 'png'}"
+    extra = {
+        "spec": spec.to_dict(),
+        "paper": {"id": paper.id, "name": paper.name, "landscape": layout.landscape},
+        "copies": len(layout.positions),
+        "capacity": layout.capacity,
+        "sheet_px": list(layout.sheet_px),
+        "dpi": sheet_dpi,
+        "compliance": photo.report(),
+        "photo": base64.b64encode(photo.data).decode("ascii") if forms.wants_json("image/jpeg") else None,
+    }
+    return forms.image_response(body, fmt, timings=timings, filename=name, extra=extra)

@@ -1,0 +1,194 @@
+"""ID photos end to end through the real gunicorn (default models: u2net, centerface).
+
+The head height is measured here, from the output, independently of the pipeline: the crown is the
+first row (at the face's columns) that differs from the requested background, and the chin comes
+from a hand-measured point on the astronaut (chin at y=185 px, 83 px below the eye line in the
+512x512 original), scaled by the eye distance found again in the output.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from app.models.centerface import CenterFace, make_dims_dynamic
+from app.models.sessions import Providers, create_session
+from app.specs import BACKGROUND_COLOURS, get_spec
+from tests.conftest import jpeg_bytes
+from tests.server import Server
+
+pytestmark = pytest.mark.server
+
+CHIN_BELOW_EYES_PX = 185 - 102  # hand-measured on skimage's astronaut
+
+
+@pytest.fixture(scope="module")
+def server(model_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = Server(
+        env={"WORKERS": "2", "MODEL_HOME": str(model_home), "MODELS": "u2net,centerface", "WARMUP_REQUESTS": "1"},
+        log_path=tmp_path_factory.mktemp("idphoto") / "gunicorn.log",
+    ).start()
+    try:
+        srv.wait_ready(timeout=240)
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture(scope="module")
+def detector(model_home: Path) -> CenterFace:
+    session = create_session(
+        make_dims_dynamic((model_home / "centerface.onnx").read_bytes()), providers=Providers(("CPUExecutionProvider",)), label="test"
+    )
+    return CenterFace(session)
+
+
+def t1_jpeg() -> bytes:
+    spec = importlib.util.find_spec("insightface")
+    assert spec is not None and spec.submodule_search_locations
+    return (Path(spec.submodule_search_locations[0]) / "data" / "images" / "t1.jpg").read_bytes()
+
+
+def eye_line(detector: CenterFace, rgb: np.ndarray) -> tuple[float, float, float]:
+    """(eye midpoint x, eye midpoint y, eye distance) of the one face in `rgb`."""
+    faces = detector.detect(rgb)
+    assert len(faces) == 1, f"{len(faces)} faces in the output"
+    left, right = faces[0].landmarks[0], faces[0].landmarks[1]
+    return float((left[0] + right[0]) / 2), float((left[1] + right[1]) / 2), float(np.hypot(*(right - left)))
+
+
+def measured_head_ratio(detector: CenterFace, output: np.ndarray, source: np.ndarray, background: tuple[int, int, int]) -> float:
+    _, _, source_eye_distance = eye_line(detector, source)
+    x, y, eye_distance = eye_line(detector, output)
+    scale = eye_distance / source_eye_distance
+    chin = y + CHIN_BELOW_EYES_PX * scale
+    columns = output[:, int(x - 0.2 * eye_distance) : int(x + 0.2 * eye_distance)].astype(int)
+    differs = np.abs(columns - np.array(background)).max(axis=2) > 40
+    crown = int(np.flatnonzero(differs.any(axis=1))[0])
+    return (chin - crown) / output.shape[0]
+
+
+@pytest.mark.parametrize(
+    ("spec_id", "background", "fmt"),
+    [("us-passport", "white", "jpeg"), ("icao", "light-grey", "png"), ("cn-1inch", "blue", "jpeg"), ("ca-passport", "white", "png"), ("uk-passport", "light-grey", "jpeg")],
+)
+def test_id_photo_meets_the_spec(
+    server: Server, detector: CenterFace, astronaut: np.ndarray, astronaut_jpeg: bytes, spec_id: str, background: str, fmt: str
+) -> None:
+    spec = get_spec(spec_id)
+    response = server.post(
+        "/api/v1/idphoto",
+        files={"image": ("me.jpg", astronaut_jpeg, "image/jpeg")},
+        data={"spec": spec_id, "background": background, "format": fmt},
+    )
+    assert response.status_code == 200, response.text
+    assert response.headers["Content-Type"] == ("image/jpeg" if fmt == "jpeg" else "image/png")
+    assert f'{spec_id}-{spec.width_px}x{spec.height_px}' in response.headers["Content-Disposition"]
+    image = Image.open(io.BytesIO(response.content))
+    assert image.size == (spec.width_px, spec.height_px)
+    assert tuple(round(v) for v in image.info["dpi"]) == (spec.dpi, spec.dpi)
+    rgb = np.asarray(image.convert("RGB"))
+    colour = np.array(BACKGROUND_COLOURS[background])
+    for corner in (rgb[:8, :8], rgb[:8, -8:]):  # the bottom corners may hold shoulders
+        assert np.abs(corner.reshape(-1, 3).mean(axis=0) - colour).max() < 6
+    ratio = measured_head_ratio(detector, rgb, astronaut, tuple(colour))
+    assert spec.head_height[0] <= ratio <= spec.head_height[1], f"head ratio {ratio:.3f} outside {spec.head_height}"
+
+
+def test_json_answer_has_face_and_compliance_report(server: Server, astronaut_jpeg: bytes) -> None:
+    response = server.post(
+        "/api/v1/idphoto",
+        files={"image": ("me.jpg", astronaut_jpeg, "image/jpeg")},
+        data={"spec": "us-passport", "background_style": "gradient", "background": "light-blue"},
+        headers={"Accept": "application/json"},
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["spec"]["id"] == "us-passport" and body["width"] == 600 and body["dpi"] == 300
+    assert len(body["face"]["landmarks"]) == 5 and body["face"]["faces_found"] == 1
+    assert abs(body["face"]["roll_degrees"]) < 5
+    names = {check["name"]: check for check in body["compliance"]["checks"]}
+    assert {"pixel_size", "dpi", "face_count", "head_height_ratio", "eye_line_ratio", "horizontal_offset",
+            "roll_degrees", "background_uniformity"} <= set(names)
+    assert body["compliance"]["compliant"] is True, body["compliance"]
+    assert {"detect", "align", "segment", "composite", "encode"} <= set(body["timings"])
+    image = np.asarray(Image.open(io.BytesIO(base64.b64decode(body["image"]))).convert("RGB")).astype(int)
+    assert image[2, 300].sum() > image[-2, 2].sum(), "the gradient is lighter at the top"
+
+
+def test_several_faces_get_422_with_the_count_and_largest_succeeds(server: Server) -> None:
+    crowd = t1_jpeg()
+    response = server.post("/api/v1/idphoto", files={"image": ("t1.jpg", crowd, "image/jpeg")}, data={"spec": "icao"})
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "face_count" and error["faces"] == 6 and "6 faces" in error["message"]
+    largest = server.post(
+        "/api/v1/idphoto", files={"image": ("t1.jpg", crowd, "image/jpeg")}, data={"spec": "icao", "face": "largest"}
+    )
+    assert largest.status_code == 200, largest.text
+    assert Image.open(io.BytesIO(largest.content)).size == (827, 1063)
+
+
+def test_a_photo_cut_off_above_the_chin_gets_a_clear_422(server: Server, astronaut: np.ndarray) -> None:
+    cut = jpeg_bytes(np.ascontiguousarray(astronaut[:160]))  # the chin is at y=185
+    response = server.post("/api/v1/idphoto", files={"image": ("cut.jpg", cut, "image/jpeg")}, data={"spec": "us-passport"})
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "photo_cut_off" and error["edge"] == "bottom" and "chin" in error["message"]
+
+
+def test_max_kb_is_respected(server: Server, astronaut_jpeg: bytes) -> None:
+    response = server.post(
+        "/api/v1/idphoto", files={"image": ("me.jpg", astronaut_jpeg, "image/jpeg")}, data={"spec": "us-visa", "max_kb": "30"}
+    )
+    assert response.status_code == 200
+    assert len(response.content) <= 30 * 1024 and Image.open(io.BytesIO(response.content)).size == (600, 600)
+    impossible = server.post(
+        "/api/v1/idphoto", files={"image": ("me.jpg", astronaut_jpeg, "image/jpeg")}, data={"spec": "us-visa", "max_kb": "2"}
+    )
+    assert impossible.status_code == 422 and impossible.json()["error"]["smallest_kb"] > 2
+
+
+def test_print_sheet(server: Server, astronaut_jpeg: bytes) -> None:
+    response = server.post(
+        "/api/v1/idphoto/sheet",
+        files={"image": ("me.jpg", astronaut_jpeg, "image/jpeg")},
+        data={"spec": "icao", "paper": "4x6", "background": "white"},
+    )
+    assert response.status_code == 200, response.text
+    sheet = Image.open(io.BytesIO(response.content))
+    assert sheet.size in ((1800, 1200), (1200, 1800)) and round(sheet.info["dpi"][0]) == 300
+    assert "icao-827x1063-sheet-4x6-8x" in response.headers["Content-Disposition"]
+
+
+def test_specs_and_bad_fields(server: Server, astronaut_jpeg: bytes) -> None:
+    specs = server.get("/api/v1/specs").json()["specs"]
+    assert len(specs) >= 14 and {"us-passport", "icao", "cn-1inch"} <= {spec["id"] for spec in specs}
+    for data, code in (
+        ({"spec": "atlantis-passport"}, "unknown_spec"),
+        ({}, "missing_spec"),
+        ({"spec": "icao", "background": "plaid"}, "invalid_background"),
+        ({"spec": "icao", "dpi": "100000"}, "invalid_field"),
+        ({"width_mm": "0", "height_mm": "45"}, "invalid_size"),
+        ({"width_px": "99999", "height_px": "5"}, "invalid_size"),
+        ({"spec": "icao", "format": "gif"}, "invalid_format"),
+    ):
+        response = server.post("/api/v1/idphoto", files={"image": ("me.jpg", astronaut_jpeg, "image/jpeg")}, data=data)
+        assert response.status_code == 400 and response.json()["error"]["code"] == code, (data, response.text)
+
+
+def test_custom_size(server: Server, astronaut_jpeg: bytes) -> None:
+    response = server.post(
+        "/api/v1/idphoto",
+        files={"image": ("me.jpg", astronaut_jpeg, "image/jpeg")},
+        data={"width_mm": "40", "height_mm": "50", "dpi": "300", "head_ratio": "0.55-0.65"},
+    )
+    assert response.status_code == 200, response.text
+    assert Image.open(io.BytesIO(response.content)).size == (472, 591)
