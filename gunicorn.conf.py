@@ -6,18 +6,9 @@ Run with: gunicorn -c gunicorn.conf.py "app:create_app()"   (start.sh does this)
 import os
 import time
 
-# Native thread pools stay at one thread per worker process: the workers are the parallelism.
-# These must be set before numpy, scipy or onnxruntime are imported (the imports just below).
-for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_name, "1")
-# numba's default OpenMP layer is not fork-safe: a worker forked from a master that imported
-# pymatting is killed (SIGTERM, "fork() called from a process already using GNU OpenMP") on its
-# first parallel kernel (alpha matting, foreground estimation). The workqueue layer survives fork;
-# it is not re-entrant, which is fine: each worker runs one inference at a time (InferenceGate).
-os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
-
+# app/native_threads.py pins native thread pools to one thread and picks numba's fork-safe layer.
 _imports_started = time.perf_counter()
-from app import lifecycle  # noqa: E402 (after the thread settings)
+from app import lifecycle  # noqa: E402
 from app.config import Settings  # noqa: E402
 
 lifecycle.record_boot(started_at=_imports_started)

@@ -7,6 +7,8 @@ on first use in lazy mode.
 
 from __future__ import annotations
 
+from . import native_threads  # noqa: F401  (first: sets thread environment before numpy et al.)
+
 import functools
 import io
 
@@ -31,8 +33,8 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
         PILOTLIGHT_SETTINGS=settings,
         MAX_CONTENT_LENGTH=settings.max_upload_bytes,
         MAX_FORM_MEMORY_SIZE=settings.max_upload_bytes,
-        JSON_SORT_KEYS=False,
     )
+    app.json.sort_keys = False  # type: ignore[attr-defined]  (stage timings and checks keep their order)
     runtime = Runtime(settings, REGISTRY if registry is None else registry)
     app.extensions[EXTENSION] = runtime
     errors.init_app(app)

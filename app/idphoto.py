@@ -21,6 +21,7 @@ from .models.faces import Face
 from .models.segmentation import AlphaMatting, Segmenter
 from .pipelines import compliance
 from .pipelines.compose import flatten
+from .pipelines.sheet import Paper, SheetLayout, plan_sheet, render_sheet
 from .pipelines.idphoto import (
     Placement,
     PlacementError,
@@ -239,3 +240,11 @@ def make_id_photo(
         jpeg_quality=quality,
     )
 
+
+
+def print_sheet(photo: IdPhoto, spec: PhotoSpec, paper: Paper, *, copies: int | None, dpi: int) -> tuple[SheetLayout, np.ndarray]:
+    """Copies of the photo at its true physical size on `paper` at `dpi`, with cut marks.
+
+    ValueError (with the capacity) when the copies do not fit."""
+    layout = plan_sheet(paper=paper, photo_mm=(spec.width_mm, spec.height_mm), dpi=dpi, copies=copies)
+    return layout, render_sheet(np.ascontiguousarray(photo.pixels), layout)

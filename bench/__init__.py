@@ -1,0 +1,1 @@
+"""Benchmarks: each module prints what it measured (see README)."""

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import base64
 
-import numpy as np
 from flask import Blueprint, Response, current_app, jsonify
 
 from ..errors import ApiError, bad_request
-from ..idphoto import IdPhoto, IdPhotoOptions, make_id_photo
+from ..idphoto import IdPhoto, IdPhotoOptions, make_id_photo, print_sheet
 from ..imageio import decode, encode
 from ..models.centerface import CenterFace
 from ..models.manifest import Role
 from ..models.registry import Registry
 from ..models.segmentation import AlphaMatting
-from ..pipelines.sheet import get_paper, plan_sheet, render_sheet
+from ..pipelines.sheet import get_paper
 from ..runtime import Runtime, WarmupRequest
 from ..specs import MAX_DPI, MIN_DPI, SPECS, PhotoSpec, custom_spec, get_spec, parse_colour
 from ..timings import Timings
@@ -179,10 +178,9 @@ def idphoto_sheet() -> Response:
     spec = options.spec
     with timings.stage("sheet"):
         try:
-            layout = plan_sheet(paper=paper, photo_mm=(spec.width_mm, spec.height_mm), dpi=sheet_dpi, copies=copies)
+            layout, sheet = print_sheet(photo, spec, paper, copies=copies, dpi=sheet_dpi)
         except ValueError as exc:
             raise ApiError(422, "sheet_does_not_fit", str(exc)) from None
-        sheet = render_sheet(np.ascontiguousarray(photo.pixels), layout)
         fmt = options.fmt
         body = encode(sheet, fmt, dpi=sheet_dpi, jpeg_quality=95)
     name = f"{_file_stem(spec)}-sheet-{paper.id}-{len(layout.positions)}x.{'jpg' if fmt == 'jpeg' else 'png'}"
