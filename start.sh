@@ -8,6 +8,11 @@ export VENV=${VENV:-$PWD/.venv}
 # shellcheck source=scripts/bootstrap.sh
 . scripts/bootstrap.sh
 
+# The container image compiles numba's kernels at build time into a read-only folder; numba only
+# reads a cache it could also write, so seed a writable copy (a few MB) before the server starts.
+if [ -n "${NUMBA_CACHE_SEED:-}" ] && [ -n "${NUMBA_CACHE_DIR:-}" ] && [ ! -e "$NUMBA_CACHE_DIR" ]; then
+  cp -R "$NUMBA_CACHE_SEED" "$NUMBA_CACHE_DIR"
+fi
 if [ "${PILOTLIGHT_NO_SETUP:-0}" != "1" ]; then
   pl_setup_venv
   pl_ensure_models

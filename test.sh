@@ -13,4 +13,11 @@ pl_install_requirements requirements-dev.txt
 "$VENV/bin/python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("insightface") is None)' ||
   "$VENV/bin/python" -m pip install --disable-pip-version-check --no-cache-dir --no-deps insightface==2.1
 MODELS=u2net,u2netp,centerface pl_ensure_models
+# Debian's chromium for the browser test: Playwright drives it by path (it cannot download browsers here)
+if ! command -v chromium >/dev/null 2>&1; then
+  pl_say "installing Debian's chromium for the browser test"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+fi
 exec "$VENV/bin/python" -m pytest "$@"

@@ -41,6 +41,8 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     app.register_blueprint(health.bp)
     app.register_blueprint(background.bp)
     app.register_blueprint(idphoto.bp)
+    from .web import bp as web_page  # GET /: the browser upload page
+    app.register_blueprint(web_page)
     runtime.warmup_sources.extend([background.warmup_requests, idphoto.warmup_requests])
     runtime.bind_warmer(lambda: _warm_once(app, runtime))
     return app

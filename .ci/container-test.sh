@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Smoke test of the running container (called by podman-build-run.sh as SMOKE, with the container
+# up and /readyz already 200): real photos through the ID photo and background-removal endpoints,
+# non-root, read-only root filesystem. URL: http://127.0.0.1:$HOST_PORT.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+url="http://127.0.0.1:${HOST_PORT:-8000}"
+cid=$(podman ps --format '{{.ID}} {{.Ports}}' | awk -v port=":${HOST_PORT:-8000}->" 'index($0, port) {print $1; exit}')
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+.venv/bin/python -c "
+import sys; from skimage import data; from PIL import Image
+Image.fromarray(data.astronaut()).save(sys.argv[1], quality=92)" "$work/astronaut.jpg"
+
+curl -sf "$url/readyz" -o "$work/readyz.json"
+curl -sf -F image=@"$work/astronaut.jpg" -F spec=us-passport "$url/api/v1/idphoto" -o "$work/passport.jpg"
+curl -sf -F image=@"$work/astronaut.jpg" "$url/api/v1/remove-background" -o "$work/cutout.png"
+status=$(curl -s -o "$work/error.json" -w '%{http_code}' -F image=@README.md "$url/api/v1/idphoto" -F spec=icao)
+.venv/bin/python - "$work" "$status" <<'PY'
+import json, sys
+from pathlib import Path
+import numpy as np
+from PIL import Image
+work, status = Path(sys.argv[1]), int(sys.argv[2])
+ready = json.loads((work / "readyz.json").read_text())
+assert ready["status"] == "ready" and ready["worker"]["warm"], ready
+passport = Image.open(work / "passport.jpg")
+assert passport.size == (600, 600) and round(passport.info["dpi"][0]) == 300, (passport.size, passport.info)
+corner = np.asarray(passport.convert("RGB"))[:10, :10].reshape(-1, 3).mean(axis=0)
+assert (corner > 245).all(), f"background corner {corner} is not white"
+cutout = Image.open(work / "cutout.png")
+alpha = np.asarray(cutout)[:, :, 3]
+assert cutout.size == (512, 512) and alpha[60:170, 180:280].mean() > 230 and alpha[:128, 384:].mean() < 10
+error = json.loads((work / "error.json").read_text())
+assert status == 415 and error["error"]["code"] == "unsupported_media_type", (status, error)
+print("container smoke: readyz ready; idphoto 600x600 at 300 dpi on white; cut-out alpha separates the person; 415 JSON error")
+print("startup phases:", json.dumps(ready["startup"]))
+PY
+if [ -n "$cid" ]; then
+  uid=$(podman exec "$cid" id -u)
+  [ "$uid" != 0 ] || { echo "container runs as root"; exit 1; }
+  if podman exec "$cid" sh -c 'touch /srv/pilotlight/probe' 2>/dev/null; then
+    echo "root filesystem is writable"; exit 1
+  fi
+  echo "container smoke: runs as uid $uid; root filesystem is read-only"
+fi

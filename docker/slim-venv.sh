@@ -1,0 +1,30 @@
+#!/bin/sh
+# Cut a built virtual environment down to what the server runs (used by the Dockerfile's builder).
+# Each cut is checked by the image's own smoke test (.ci/container-test.sh): every endpoint,
+# alpha matting included, runs against the slimmed environment.
+#   slim-venv.sh VENV
+set -eu
+VENV=$1
+SITE=$(echo "$VENV"/lib/python3.*/site-packages)
+
+# Test suites, C sources and headers: never imported at run time (type stubs stay: scikit-image
+# reads its .pyi files to build its lazy imports).
+find "$SITE" -depth -type d \( -name tests -o -name __pycache__ \) -exec rm -rf {} +
+rm -rf "$SITE"/onnx/backend/test "$SITE"/numpy/_core/include
+find "$SITE" -type f \( -name '*.pyx' -o -name '*.pxd' -o -name '*.c' -o -name '*.h' -o -name '*.cpp' \) -delete
+
+# SciPy subpackages that nothing on the request path imports (checked with sys.modules after
+# every endpoint ran: constants, linalg, ndimage, sparse, spatial, special and _lib are used).
+for sub in stats optimize io signal interpolate integrate odr cluster datasets differentiate misc fftpack; do
+  rm -rf "$SITE/scipy/$sub"
+done
+# networkx (scikit-image's graph functions) and the packaging tools are not used at run time.
+rm -rf "$SITE"/networkx "$SITE"/pip "$SITE"/setuptools "$SITE"/pkg_resources "$SITE"/_distutils_hack \
+  "$SITE"/distutils-precedence.pth "$VENV"/bin/pip*
+
+# scikit-image's sample images, except the astronaut (the warm-up portrait).
+find "$SITE"/skimage/data -maxdepth 1 -type f \( -name '*.png' -o -name '*.jpg' -o -name '*.tif*' -o -name '*.npy' -o -name '*.npz' -o -name '*.gif' \) ! -name astronaut.png -delete
+
+# llvmlite's LLVM library carries ~19 MB of symbols it does not need. (Only this one: the
+# auditwheel-patched libraries in *.libs/ stop loading once stripped.)
+strip --strip-unneeded "$SITE"/llvmlite/binding/libllvmlite.so

@@ -1,0 +1,283 @@
+"""The upload page in a real browser: Debian's Chromium driven by Playwright, against the real
+gunicorn (default models), used the way a person would: keyboard, file dialog, spec search,
+swatches, the result and its downloads, a human error message, a phone-sized window.
+
+Screenshots of the result views land in artifacts/ (git-ignored) for a person to look at.
+Playwright cannot download browsers here, so it drives the system Chromium by path
+(`apt-get install chromium`; test.sh installs it when missing).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import io
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+
+from app.specs import BACKGROUND_COLOURS, get_spec
+from tests.server import ROOT, Server
+
+pytestmark = pytest.mark.server
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-sync",
+]
+ARTIFACTS = ROOT / "artifacts"
+RESULT_TIMEOUT_MS = 120_000
+
+
+@pytest.fixture(scope="module")
+def server(model_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = Server(
+        env={"WORKERS": "1", "MODEL_HOME": str(model_home), "MODELS": "u2net,centerface", "WARMUP_REQUESTS": "1"},
+        log_path=tmp_path_factory.mktemp("browser") / "gunicorn.log",
+    ).start()
+    try:
+        srv.wait_ready(timeout=240)
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install chromium (test.sh does)"
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture(scope="module")
+def photos(tmp_path_factory: pytest.TempPathFactory, astronaut_jpeg: bytes) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("photos")
+    portrait = folder / "astronaut.jpg"
+    portrait.write_bytes(astronaut_jpeg)
+    insightface = importlib.util.find_spec("insightface")  # only its bundled photos; never imported
+    assert insightface is not None and insightface.submodule_search_locations, "pip install --no-deps insightface==2.1"
+    crowd = Path(insightface.submodule_search_locations[0]) / "data" / "images" / "t1.jpg"
+    return {"portrait": portrait, "crowd": crowd}
+
+
+def page_errors(page: Page) -> list[str]:
+    """Console errors and uncaught exceptions (a CSP violation shows up here), less the
+    "Failed to load resource" line Chromium logs for every 4xx answer the page handles itself."""
+    errors: list[str] = []
+
+    def on_console(message: ConsoleMessage) -> None:
+        if message.type == "error" and "Failed to load resource" not in message.text:
+            errors.append(message.text)
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda exc: errors.append(f"uncaught: {exc}"))
+    return errors
+
+
+def blob_digest(page: Page, selector: str) -> tuple[int, str]:
+    """(length, sha256) of the bytes behind an <img> or <a> object URL, read inside the page."""
+    return tuple(
+        page.evaluate(
+            """async (selector) => {
+                const element = document.querySelector(selector);
+                const bytes = await (await fetch(element.src || element.href)).arrayBuffer();
+                const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+                return [bytes.byteLength, Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")];
+            }""",
+            selector,
+        )
+    )
+
+
+def download(page: Page, selector: str) -> tuple[str, bytes]:
+    with page.expect_download() as info:
+        page.click(selector)
+    value = info.value
+    return value.suggested_filename, Path(value.path()).read_bytes()
+
+
+def screenshot(page: Page, name: str) -> None:
+    """The whole page as artifacts/NAME. The window is grown to the page's height first: Chromium's
+    own full-page capture drops the touch emulation, which would hide the phone-only camera button."""
+    viewport = page.viewport_size
+    assert viewport is not None
+    page.set_viewport_size({"width": viewport["width"], "height": page.evaluate("document.documentElement.scrollHeight")})
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name))
+    page.set_viewport_size(viewport)
+
+
+def listed_specs(page: Page) -> list[str]:
+    """Ids of the specs the list shows now (after the search)."""
+    return page.eval_on_selector_all(".spec-item", "items => items.filter(i => i.offsetParent).map(i => i.dataset.spec)")
+
+
+def natural_size(page: Page, selector: str) -> tuple[int, int]:
+    return tuple(page.eval_on_selector(selector, "img => [img.naturalWidth, img.naturalHeight]"))
+
+
+def test_page_headers_and_assets(server: Server) -> None:
+    page = server.get("/")
+    assert page.status_code == 200 and page.headers["Content-Type"].startswith("text/html")
+    csp = page.headers["Content-Security-Policy"]
+    assert "default-src 'none'" in csp and "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert page.headers["X-Content-Type-Options"] == "nosniff"
+    assert page.headers["Referrer-Policy"] == "no-referrer" and page.headers["X-Frame-Options"] == "DENY"
+    assets = re.findall(r'(?:src|href)="(/ui/[^"]+)"', page.text)
+    assert len(assets) == 2
+    for asset in assets:
+        response = server.get(asset.replace("&amp;", "&"))
+        assert response.status_code == 200 and "max-age=31536000" in response.headers["Cache-Control"]
+        assert response.headers["Content-Security-Policy"] == csp
+    assert "http://" not in page.text and "https://" not in page.text, "the page must not load anything from elsewhere"
+    # the spec list is the one the API gives, every spec once
+    listed = re.findall(r'name="spec" value="([a-z0-9-]+)"', page.text)
+    assert listed and sorted(listed) == sorted(spec["id"] for spec in server.get("/api/v1/specs").json()["specs"])
+    # the API's own answers are untouched by the page's headers
+    assert "Content-Security-Policy" not in server.get("/api/v1/specs").headers
+
+
+def test_desktop_id_photo_download_and_face_count_error(server: Server, browser: Browser, photos: dict[str, Path]) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True, locale="en-US")
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    errors = page_errors(page)
+    try:
+        page.goto(server.url + "/")
+        expect(page.get_by_role("heading", name="ID photo maker")).to_be_visible()
+
+        # The keyboard reaches the photo, the spec search and the button, in that order.
+        reached: list[str] = []
+        for _ in range(80):
+            page.keyboard.press("Tab")
+            focused = page.evaluate("document.activeElement && document.activeElement.id")
+            if focused in ("file", "spec-search", "submit") and focused not in reached:
+                reached.append(focused)
+            if focused == "submit":
+                break
+        assert reached == ["file", "spec-search", "submit"], reached
+
+        # Pick the photo through the file input: it shows at once, before anything is sent.
+        page.set_input_files("#file", photos["portrait"])
+        expect(page.locator("#drop-preview")).to_be_visible()
+        page.wait_for_function("document.getElementById('original-img').naturalWidth === 512")
+        expect(page.locator("#file-info")).to_contain_text("512 × 512 px")
+
+        # Find the spec by searching, as a person would.
+        spec = get_spec("cn-1inch")
+        page.get_by_label("Search by country or document").fill("china")
+        assert len(listed_specs(page)) > 1 and all(spec_id.startswith("cn-") for spec_id in listed_specs(page))
+        page.get_by_role("radio", name=re.compile(r"^Chinese 1-inch photo")).check()
+        expect(page.locator("#spec-details")).to_contain_text(f"{spec.width_px} × {spec.height_px} px")
+        expect(page.locator("#spec-details")).to_contain_text("25 × 35 mm")
+        page.get_by_role("radio", name="Blue", exact=True).check()
+
+        page.get_by_role("button", name="Make my ID photo").click()
+        expect(page.locator("#download-photo")).to_be_visible(timeout=RESULT_TIMEOUT_MS)
+
+        assert natural_size(page, "#result-img") == (spec.width_px, spec.height_px)
+        box = page.locator("#result-img").bounding_box()
+        assert box is not None and abs(box["width"] / box["height"] - spec.width_px / spec.height_px) < 0.02
+        expect(page.locator("#verdict")).to_contain_text("Meets the Chinese 1-inch photo rules")
+        assert page.locator("#checks li").count() >= 6
+        expect(page.locator("#checks")).to_contain_text("Head size")
+        expect(page.locator("#result-meta")).to_contain_text("made in")
+
+        name, body = download(page, "#download-photo")
+        assert name == f"cn-1inch-{spec.width_px}x{spec.height_px}.jpg"
+        assert blob_digest(page, "#result-img") == (len(body), hashlib.sha256(body).hexdigest())
+        image = Image.open(io.BytesIO(body))
+        assert image.format == "JPEG" and image.size == (spec.width_px, spec.height_px)
+        assert round(image.info["dpi"][0]) == spec.dpi
+        corner = np.asarray(image.convert("RGB"))[:8, :8].reshape(-1, 3).mean(axis=0)
+        assert np.abs(corner - np.array(BACKGROUND_COLOURS["blue"])).max() < 8, corner
+
+        screenshot(page, "browser-result-desktop.png")
+
+        # A photo of six people: a sentence a person can act on, and a way forward.
+        page.set_input_files("#file", photos["crowd"])
+        expect(page.locator("#result-img")).to_be_hidden()
+        page.get_by_role("button", name="Make my ID photo").click()
+        error = page.get_by_role("alert")
+        expect(error).to_be_visible(timeout=RESULT_TIMEOUT_MS)
+        expect(error).to_contain_text("We found 6 faces")
+        expect(error).to_contain_text("just you")
+        expect(page.locator("#submit")).to_be_enabled()
+        screenshot(page, "browser-error-desktop.png")
+        page.get_by_role("button", name="Use the biggest face instead").click()
+        expect(page.locator("#download-photo")).to_be_visible(timeout=RESULT_TIMEOUT_MS)
+        assert natural_size(page, "#result-img") == (spec.width_px, spec.height_px)
+        assert errors == [], errors
+    finally:
+        context.close()
+
+
+def test_phone_photo_and_print_sheet(server: Server, browser: Browser, photos: dict[str, Path]) -> None:
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True, has_touch=True,
+        accept_downloads=True, locale="en-US",
+    )
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    errors = page_errors(page)
+    try:
+        page.goto(server.url + "/")
+        expect(page.get_by_text("Take a selfie")).to_be_visible()  # phones get the camera too
+        assert page.get_attribute("#camera", "capture") == "user"
+        page.set_input_files("#file", photos["portrait"])
+        page.get_by_label("Search by country or document").fill("us passport")
+        assert listed_specs(page) == ["us-passport"]  # the one match is chosen
+        expect(page.locator("#spec-details")).to_contain_text("US passport (United States): 51 × 51 mm")
+        page.get_by_label("Also make a print sheet").check()
+        page.select_option("#paper", "4x6")
+        page.get_by_role("button", name="Make my ID photo").tap()
+        expect(page.locator("#download-sheet")).to_be_visible(timeout=RESULT_TIMEOUT_MS)
+
+        assert natural_size(page, "#result-img") == (600, 600)
+        name, body = download(page, "#download-photo")
+        assert name == "us-passport-600x600.jpg"
+        assert blob_digest(page, "#result-img") == (len(body), hashlib.sha256(body).hexdigest())
+        sheet_name, sheet = download(page, "#download-sheet")
+        assert re.fullmatch(r"us-passport-600x600-sheet-4x6-\d+x\.jpg", sheet_name), sheet_name
+        assert blob_digest(page, "#sheet-img") == (len(sheet), hashlib.sha256(sheet).hexdigest())
+        assert Image.open(io.BytesIO(sheet)).size in ((1800, 1200), (1200, 1800))
+
+        # Readable on a phone: nothing wider than the screen, the photo and the original side by side.
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        original, result = page.locator("#original-img").bounding_box(), page.locator("#result-img").bounding_box()
+        assert original and result and abs(original["y"] - result["y"]) < 60 and result["x"] > original["x"]
+        screenshot(page, "browser-result-phone.png")
+
+        # "Background only": the cut-out endpoint, transparent by default, the photo's own size.
+        page.get_by_role("radio", name="Background only").check()
+        expect(page.get_by_role("radio", name="Transparent")).to_be_checked()
+        page.get_by_role("button", name="Remove the background").tap()
+        expect(page.locator("#download-photo")).to_be_visible(timeout=RESULT_TIMEOUT_MS)
+        assert natural_size(page, "#result-img") == (512, 512)
+        name, body = download(page, "#download-photo")
+        assert name == "astronaut-cutout-512x512.png"
+        cutout = Image.open(io.BytesIO(body))
+        assert cutout.mode == "RGBA" and cutout.size == (512, 512)
+        alpha = np.asarray(cutout)[..., 3]
+        assert alpha[0, 0] == 0 and alpha[300, 256] > 240, "transparent corner, opaque person"
+        screenshot(page, "browser-cutout-phone.png")
+        assert errors == [], errors
+    finally:
+        context.close()
