@@ -20,10 +20,12 @@ backlog = 2048  # connections wait here while the workers warm up
 
 # -- Worker processes --------------------------------------------------------------------------
 workers = settings.workers
-# gthread: probes and cheap requests are answered by the worker's other threads while one thread
-# runs an inference; app.runtime.InferenceGate admits one inference at a time per worker.
-worker_class = "gthread"
-threads = settings.threads
+# gthread, balanced (app/worker.py): probes and cheap requests are answered by the worker's other
+# threads while one thread runs an inference (app.runtime.InferenceGate admits one at a time per
+# worker), and a busy worker leaves new connections to idle ones.
+worker_class = "app.worker.BalancedThreadWorker"
+threads = settings.worker_threads
+worker_connections = settings.worker_threads * 4  # accepted connections per worker, keep-alive included
 timeout = settings.timeout
 graceful_timeout = settings.graceful_timeout
 keepalive = settings.keepalive
@@ -40,13 +42,20 @@ proc_name = "pilotlight"
 # -- Logging -----------------------------------------------------------------------------------
 loglevel = settings.log_level
 accesslog = "-"
-access_log_format = '%(h)s "%(r)s" %(s)s %(B)s %(M)sms'
+# the request id (X-Request-ID, echoed by the app on every response) ends each access line
+access_log_format = '%(h)s "%(r)s" %(s)s %(B)s %(M)sms %({x-request-id}o)s'
 _LEVEL = settings.log_level.upper()
+# LOG_FORMAT=json: one JSON object per line, access lines as fields (app.observability.JsonFormatter)
+_FORMATTER = (
+    {"()": "app.observability.JsonFormatter"}
+    if settings.log_format == "json"
+    else {"format": "%(asctime)s [%(process)d] [%(levelname)s] %(name)s: %(message)s"}
+)
 logconfig_dict = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "generic": {"format": "%(asctime)s [%(process)d] [%(levelname)s] %(name)s: %(message)s"},
+        "generic": _FORMATTER,
     },
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "generic", "stream": "ext://sys.stderr"},
@@ -83,3 +92,7 @@ def post_worker_init(worker):
 
 def worker_exit(server, worker):
     lifecycle.worker_exit(server, worker)
+
+
+def child_exit(server, worker):
+    lifecycle.child_exit(server, worker)

@@ -15,7 +15,6 @@ from .config import ConfigError, Settings
 from .errors import ApiError
 from .idphoto import IdPhotoOptions, make_id_photo, print_sheet
 from .imageio import decode, encode
-from .models.centerface import CenterFace
 from .models.registry import ModelFileError, Registry
 from .models.sessions import resolve_providers
 from .pipelines.sheet import get_paper
@@ -64,8 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     except ModelFileError as exc:
         log.error("%s", exc)
         return 2
-    detector = registry.get("centerface").model
-    if not isinstance(detector, CenterFace):
+    _, detector = registry.face_detector() or ("", None)
+    if detector is None:
         log.error("centerface did not load as a face detector")
         return 2
     segmenter = registry.segmenter(settings.segmentation_model)

@@ -7,12 +7,15 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 DEFAULT_MODELS = ("u2net", "centerface")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+LOG_FORMATS = ("text", "json")
+_ORIGIN = re.compile(r"^https?://[a-z0-9.-]+(:[0-9]{1,5})?$|^https?://\[[0-9a-f:.]+\](:[0-9]{1,5})?$")
 
 
 class ConfigError(ValueError):
@@ -37,13 +40,13 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     workers: int = field(default_factory=available_cpus)
-    threads: int = 4
+    threads: int | None = None  # default: queue_depth + 2 (one inferring, the queue, one spare)
     timeout: int = 120
     graceful_timeout: int = 30
     keepalive: int = 5
     max_requests: int = 0
     max_requests_jitter: int = 0
-    queue_depth: int = 8
+    queue_depth: int = 4
     model_home: Path = field(default_factory=lambda: default_model_home(os.environ))
     models: tuple[str, ...] = DEFAULT_MODELS
     segmentation_model: str = "u2net"
@@ -54,6 +57,15 @@ class Settings:
     max_image_pixels: int = 50_000_000
     working_max_side: int = 2048
     log_level: str = "info"
+    log_format: str = "text"  # "json": one JSON object per log line, access lines included
+    metrics_dir: Path | None = None  # None: a fresh private folder under the temp dir per server start
+    cors_origins: tuple[str, ...] = ()  # empty: no CORS headers at all; ("*",): any origin
+
+    @property
+    def worker_threads(self) -> int:
+        """gthread threads per worker: one runs the inference, `queue_depth` wait for it, and one
+        more is always free to answer probes and to turn the next request away with a fast 503."""
+        return self.threads if self.threads is not None else self.queue_depth + 2
 
     @property
     def max_upload_bytes(self) -> int:
@@ -77,13 +89,13 @@ class Settings:
             host=reader.text("HOST", defaults.host),
             port=reader.integer("PORT", defaults.port, low=1, high=65535),
             workers=reader.integer("WORKERS", defaults.workers, low=1, high=64),
-            threads=reader.integer("THREADS", defaults.threads, low=1, high=64),
+            threads=reader.optional_integer("THREADS", low=2, high=256),
             timeout=reader.integer("TIMEOUT", defaults.timeout, low=5, high=3600),
             graceful_timeout=reader.integer("GRACEFUL_TIMEOUT", defaults.graceful_timeout, low=1, high=3600),
             keepalive=reader.integer("KEEPALIVE", defaults.keepalive, low=0, high=300),
             max_requests=reader.integer("MAX_REQUESTS", defaults.max_requests, low=0, high=10_000_000),
             max_requests_jitter=reader.integer("MAX_REQUESTS_JITTER", defaults.max_requests_jitter, low=0, high=10_000_000),
-            queue_depth=reader.integer("QUEUE_DEPTH", defaults.queue_depth, low=0, high=10_000),
+            queue_depth=reader.integer("QUEUE_DEPTH", defaults.queue_depth, low=0, high=200),
             model_home=Path(reader.text("MODEL_HOME", str(defaults.model_home))).expanduser(),
             models=reader.names("MODELS", defaults.models),
             segmentation_model=reader.text("SEGMENTATION_MODEL", defaults.segmentation_model),
@@ -94,12 +106,18 @@ class Settings:
             max_image_pixels=reader.integer("MAX_IMAGE_PIXELS", defaults.max_image_pixels, low=64 * 64, high=1_000_000_000),
             working_max_side=reader.integer("WORKING_MAX_SIDE", defaults.working_max_side, low=320, high=16384),
             log_level=reader.choice("LOG_LEVEL", defaults.log_level, LOG_LEVELS),
+            log_format=reader.choice("LOG_FORMAT", defaults.log_format, LOG_FORMATS),
+            metrics_dir=reader.optional_path("METRICS_DIR"),
+            cors_origins=reader.origins("CORS_ORIGINS"),
         )
         settings.validate()
         return settings
 
     def validate(self) -> None:
-        if self.segmentation_model not in self.models:
+        from .models.manifest import MANIFEST, Role  # pure data
+
+        segmentation = [name for name in self.models if name in MANIFEST and MANIFEST[name].role == Role.SEGMENTATION]
+        if segmentation and self.segmentation_model not in self.models:
             raise ConfigError(
                 f"SEGMENTATION_MODEL={self.segmentation_model!r} is not in MODELS={','.join(self.models)!r}; "
                 "add it to MODELS so it is loaded and warmed"
@@ -130,6 +148,11 @@ class _Reader:
         if not low <= value <= high:
             raise ConfigError(f"{name}={value} is outside {low}..{high}")
         return value
+
+    def optional_integer(self, name: str, *, low: int, high: int) -> int | None:
+        if self._raw(name) is None:
+            return None
+        return self.integer(name, 0, low=low, high=high)
 
     def number(self, name: str, default: float, *, low: float, high: float) -> float:
         raw = self._raw(name)
@@ -162,6 +185,25 @@ class _Reader:
         if not names:
             raise ConfigError(f"{name} lists no names")
         return names
+
+    def optional_path(self, name: str) -> Path | None:
+        raw = self._raw(name)
+        return None if raw is None else Path(raw).expanduser()
+
+    def origins(self, name: str) -> tuple[str, ...]:
+        """Comma-separated browser origins (scheme://host[:port], lower case, no path), or `*` alone."""
+        raw = self._raw(name)
+        if raw is None:
+            return ()
+        origins = tuple(dict.fromkeys(part.strip().rstrip("/").lower() for part in raw.split(",") if part.strip()))
+        if "*" in origins:
+            if len(origins) > 1:
+                raise ConfigError(f"{name}: '*' allows every origin and cannot be combined with others")
+            return origins
+        for origin in origins:
+            if not _ORIGIN.match(origin):
+                raise ConfigError(f"{name}: {origin!r} is not an origin like https://example.com or http://localhost:3000")
+        return origins
 
     def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
         raw = self._raw(name)

@@ -11,6 +11,8 @@ import logging
 from flask import Flask, Response, jsonify
 from werkzeug.exceptions import HTTPException
 
+from . import observability
+
 log = logging.getLogger(__name__)
 
 
@@ -55,6 +57,8 @@ def _http_code(exc: HTTPException) -> str:
 def init_app(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def _api_error(exc: ApiError) -> Response:
+        if exc.code == "busy":  # backpressure (app.runtime.InferenceGate)
+            observability.count_rejection(exc.message)
         response = error_response(exc.status, exc.code, exc.message, details=exc.details)
         response.headers.update(exc.headers)
         return response

@@ -16,8 +16,8 @@ from pymatting import estimate_foreground_ml
 
 from .errors import ApiError
 from .imageio import encode
-from .models.centerface import CenterFace
 from .models.faces import Face
+from .models.registry import FaceDetector
 from .models.segmentation import AlphaMatting, Segmenter
 from .pipelines import compliance
 from .pipelines.compose import flatten
@@ -104,7 +104,7 @@ def choose_face(faces: list[Face], mode: FaceMode) -> Face:
     return max(counted, key=lambda face: face.area)
 
 
-def refine(detector: CenterFace, rgb: np.ndarray, face: Face) -> Face:
+def refine(detector: FaceDetector, rgb: np.ndarray, face: Face) -> Face:
     """Detect again on a crop around `face`, so the face fills the detector's input and its
     landmarks are several times more precise (the roll estimate needs them to a pixel)."""
     height, width = rgb.shape[:2]
@@ -168,7 +168,7 @@ def encode_photo(pixels: np.ndarray, options: IdPhotoOptions) -> tuple[bytes, in
 def make_id_photo(
     rgb: np.ndarray,
     *,
-    detector: CenterFace,
+    detector: FaceDetector,
     segmenter: Segmenter,
     options: IdPhotoOptions,
     max_side: int,

@@ -15,9 +15,11 @@ import logging
 import os
 import random
 import sys
+import threading
 import time
 from typing import TYPE_CHECKING
 
+from . import observability
 from .models.registry import ModelFileError
 from .models.sessions import ProviderError
 from .runtime import Runtime, StartupGate
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _BOOT_PHASES: dict[str, float] = {}
+WATCHDOG_PERIOD_S = 0.5
+EXIT_OVERDUE = 70
 
 
 def process_age() -> float:
@@ -62,6 +66,7 @@ def _runtime_of(wsgi: object) -> Runtime:
 def on_starting(server: Arbiter) -> None:
     """Master, before the socket is bound: load every model in MODELS once (CPU providers)."""
     runtime = _runtime_of(server.app.wsgi())
+    observability.start_master(runtime.settings)  # before any metric: multiprocess mode for all
     for name, seconds in _BOOT_PHASES.items():
         runtime.phases.record(name, seconds)
     settings = runtime.settings
@@ -113,17 +118,44 @@ def post_fork(server: Arbiter, worker: Worker) -> None:
 
 
 def post_worker_init(worker: Worker) -> None:
-    """Child, the last step before it accepts: run the warm-up passes (heartbeat between passes)."""
+    """Child, the last step before it accepts: run the warm-up passes (heartbeat between passes),
+    then start the request watchdog."""
     runtime = _runtime_of(worker.wsgi)
-    if not runtime.settings.preload_models:
-        return
-    passes = runtime.settings.warmup_requests
-    seconds = runtime.run_warmup(passes=passes, heartbeat=worker.notify)
-    if runtime.gate is not None:
-        runtime.gate.worker_warm()
-    worker.log.info(
-        "worker %d warm after %d warm-up pass(es) in %.3f s; accepting connections", os.getpid(), passes, seconds
-    )
+    if runtime.settings.preload_models:
+        passes = runtime.settings.warmup_requests
+        seconds = runtime.run_warmup(passes=passes, heartbeat=worker.notify)
+        if runtime.gate is not None:
+            runtime.gate.worker_warm()
+        worker.log.info(
+            "worker %d warm after %d warm-up pass(es) in %.3f s; accepting connections", os.getpid(), passes, seconds
+        )
+    start_watchdog(runtime, limit=float(runtime.settings.timeout))
+
+
+def start_watchdog(runtime: Runtime, *, limit: float) -> threading.Thread:
+    """Replace this worker when one request's inference runs past TIMEOUT.
+
+    gthread workers keep beating gunicorn's heartbeat from their main thread while a request
+    thread is stuck, so gunicorn's own timeout never fires for a slow request. The watchdog ends
+    the worker instead (its client gets a dropped connection); the master forks a warm
+    replacement and the other workers go on.
+    """
+
+    def watch() -> None:
+        while True:
+            time.sleep(WATCHDOG_PERIOD_S)
+            elapsed = runtime.inference_gate.overdue(limit=limit)
+            if elapsed is not None:
+                log.error(
+                    "worker %d: a request has been running for %.1f s, past TIMEOUT=%.0f s; replacing this worker",
+                    os.getpid(), elapsed, limit,
+                )
+                logging.shutdown()
+                os._exit(EXIT_OVERDUE)
+
+    thread = threading.Thread(target=watch, name="request-watchdog", daemon=True)
+    thread.start()
+    return thread
 
 
 def worker_exit(server: Arbiter, worker: Worker) -> None:
@@ -141,3 +173,9 @@ def worker_exit(server: Arbiter, worker: Worker) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def child_exit(server: Arbiter, worker: Worker) -> None:
+    """Master, after a worker exited (crash, SIGKILL, recycling, shutdown): drop its live metrics
+    (workers_ready) so /metrics counts only live workers; its counters stay in the totals."""
+    observability.worker_gone(worker.pid)

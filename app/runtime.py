@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from . import observability
 from .config import Settings
 from .errors import ApiError
 from .models.registry import LoadedModel, Registry
@@ -73,7 +74,8 @@ class StartupGate:
 
 
 class InferenceGate:
-    """One inference at a time per worker; at most `queue_depth` requests wait for it."""
+    """One inference at a time per worker; at most `queue_depth` requests wait for it, and the
+    next one is turned away at once (503 busy, Retry-After) instead of queueing without bound."""
 
     def __init__(self, *, queue_depth: int, wait_timeout: float) -> None:
         self.queue_depth = queue_depth
@@ -81,11 +83,14 @@ class InferenceGate:
         self._cond = threading.Condition()
         self._busy = False
         self._waiting = 0
+        self.busy_since: float | None = None  # monotonic time the running inference started
+        self.rejected = 0
 
     @contextmanager
     def slot(self) -> Iterator[None]:
         with self._cond:
             if self._busy and self._waiting >= self.queue_depth:
+                self.rejected += 1
                 raise busy_error("the server is at capacity")
             self._waiting += 1
             try:
@@ -94,16 +99,31 @@ class InferenceGate:
             finally:
                 self._waiting -= 1
             self._busy = True
+            self.busy_since = time.monotonic()
         try:
             yield
         finally:
             with self._cond:
                 self._busy = False
+                self.busy_since = None
                 self._cond.notify()
+
+    def overdue(self, *, limit: float) -> float | None:
+        """Seconds the running inference has taken, when that is more than `limit`."""
+        started = self.busy_since
+        if started is None:
+            return None
+        elapsed = time.monotonic() - started
+        return elapsed if elapsed > limit else None
 
     @property
     def waiting(self) -> int:
         return self._waiting
+
+    @property
+    def load(self) -> int:
+        """Requests running or waiting here (read without the lock: a hint for accept balancing)."""
+        return self._waiting + (1 if self._busy else 0)
 
 
 def busy_error(reason: str) -> ApiError:
@@ -142,6 +162,7 @@ class Runtime:
 
         def loaded(entry: LoadedModel) -> None:
             self.phases.record(f"load {entry.name} ({entry.provider})", entry.load_seconds)
+            observability.model_loaded(entry.name, entry.load_seconds)
 
         return self.registry.load(
             self.settings.models,
@@ -175,6 +196,7 @@ class Runtime:
         seconds = time.perf_counter() - started
         self.warmup_seconds = seconds
         self.warm = True
+        observability.worker_warm(seconds)
         return seconds
 
     # -- lazy mode ------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ class Timings:
     """Stage durations of one request in seconds, reported in JSON and in `Server-Timing`."""
 
     stages: dict[str, float] = field(default_factory=dict)
+    models: dict[str, str] = field(default_factory=dict)  # stage -> the model it ran (inference metrics)
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:

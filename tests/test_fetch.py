@@ -89,7 +89,9 @@ def test_failure_names_every_source_and_keeps_the_old_file(tmp_path: Path, upstr
 
 def test_manifest_entries_are_complete() -> None:
     for name, spec in MANIFEST.items():
-        assert spec.name == name and len(spec.sha256) == 64 and spec.size > 0 and spec.sources and spec.licence
+        known = spec.pinned or spec.published  # insightface's weights: published, not verified here
+        assert known is not None and len(known.sha256) == 64 and known.size > 0, name
+        assert spec.name == name and spec.sources and spec.licence
     with pytest.raises(KeyError, match="known models"):
         get_spec("../../etc/passwd")
 

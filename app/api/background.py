@@ -53,6 +53,7 @@ def remove_background() -> Response:
     if model_name not in loaded:
         raise bad_request("unknown_model", f"model must be one of the loaded segmentation models: {', '.join(loaded)}.")
     segmenter = runtime.registry.segmenter(model_name)
+    timings.models["segment"] = model_name
 
     with timings.stage("decode"):
         image = decode(data, max_pixels=settings.max_image_pixels)

@@ -6,6 +6,7 @@ import base64
 
 from flask import Response, jsonify, request
 
+from .. import observability
 from ..errors import ApiError, bad_request
 from ..imageio import OUTPUT_FORMATS
 from ..timings import Timings
@@ -73,6 +74,7 @@ def wants_json(content_type: str) -> bool:
 
 def image_response(data: bytes, fmt: str, *, timings: Timings, filename: str, extra: dict[str, object]) -> Response:
     """The image bytes, or JSON with base64 when the client asks for JSON."""
+    observability.observe_inference(timings)  # the stages in timings.models, per model
     content_type = OUTPUT_FORMATS[fmt]
     if wants_json(content_type):
         response = jsonify(

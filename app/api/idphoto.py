@@ -9,7 +9,6 @@ from flask import Blueprint, Response, current_app, jsonify
 from ..errors import ApiError, bad_request
 from ..idphoto import IdPhoto, IdPhotoOptions, make_id_photo, print_sheet
 from ..imageio import decode, encode
-from ..models.centerface import CenterFace
 from ..models.manifest import Role
 from ..models.registry import Registry
 from ..models.segmentation import AlphaMatting
@@ -25,12 +24,12 @@ BACKGROUND_STYLES = ("solid", "gradient")
 
 
 def warmup_requests(registry: Registry) -> list[WarmupRequest]:
-    detectors = registry.names(Role.FACE_DETECTION)
+    detector = registry.face_detector()
     segmenters = registry.names(Role.SEGMENTATION)
-    if not detectors or not segmenters:
+    if detector is None or not segmenters:
         return []
     return [
-        WarmupRequest("/api/v1/idphoto/sheet", {"spec": "icao", "paper": "4x6"}, (detectors[0], segmenters[0])),
+        WarmupRequest("/api/v1/idphoto/sheet", {"spec": "icao", "paper": "4x6"}, (detector[0], segmenters[0])),
     ]
 
 
@@ -117,13 +116,14 @@ def _make(timings: Timings) -> tuple[IdPhoto, IdPhotoOptions]:
     spec = _spec_from_form()
     options = _options(spec)
     runtime.require_ready()
-    detectors = runtime.registry.names(Role.FACE_DETECTION)
-    if not detectors:
+    found = runtime.registry.face_detector()
+    if found is None:
         raise ApiError(503, "model_unavailable", "No face detector is loaded; add centerface to MODELS.")
-    detector = runtime.registry.get(detectors[0]).model
-    if not isinstance(detector, CenterFace):
-        raise ApiError(503, "model_unavailable", f"{detectors[0]} is not a face detector this endpoint can use.")
+    if settings.segmentation_model not in runtime.registry:
+        raise ApiError(503, "model_unavailable", f"No segmentation model is loaded; add {settings.segmentation_model} to MODELS.")
+    detector_name, detector = found
     segmenter = runtime.registry.segmenter(settings.segmentation_model)
+    timings.models.update(detect=detector_name, align=detector_name, segment=settings.segmentation_model)
     with timings.stage("decode"):
         image = decode(data, max_pixels=settings.max_image_pixels)
     with runtime.inference_gate.slot():

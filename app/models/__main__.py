@@ -1,14 +1,17 @@
-"""`python -m app.models fetch|ensure|list`: install and check model files in MODEL_HOME."""
+"""`python -m app.models fetch|ensure|add|list`: install and check model files in MODEL_HOME."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
 
 from ..config import ConfigError, Settings
-from .fetch import FetchError, fetch, inspect
-from .manifest import DEFAULT_FETCH, MANIFEST, get_spec
+from .fetch import FetchError, add, fetch, inspect
+from .manifest import DEFAULT_FETCH, MANIFEST, ModelSpec, ZipMemberSource, get_spec
 
 
 def _names(requested: list[str], settings: Settings) -> list[str]:
@@ -25,6 +28,13 @@ def main(argv: list[str] | None = None) -> int:
     fetch_parser.add_argument("names", nargs="*", help=f"models to fetch (default: {', '.join(DEFAULT_FETCH)} and MODELS)")
     fetch_parser.add_argument("--force", action="store_true", help="download again even if the file is right")
     fetch_parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    fetch_parser.add_argument(
+        "--sha256", metavar="HEX", help="checksum to verify the download against (one model; for models the manifest does not pin)"
+    )
+    add_parser = sub.add_parser("add", help="install a local file as a model after checking the sha256 you give")
+    add_parser.add_argument("name", help="manifest name, e.g. inswapper")
+    add_parser.add_argument("file", type=Path, help="the model file")
+    add_parser.add_argument("--sha256", metavar="HEX", required=True, help="the file's sha256, from a source you trust")
     ensure_parser = sub.add_parser("ensure", help="fetch only the models that are missing or the wrong size (no hashing)")
     ensure_parser.add_argument("names", nargs="*", help="models to ensure (default: MODELS)")
     list_parser = sub.add_parser("list", help="show the manifest and the state of each file")
@@ -43,23 +53,65 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "list":
             for spec in MANIFEST.values():
                 state = inspect(spec, home, verify_hash=args.verify)
-                print(f"{spec.name:12} {spec.role.value:15} {spec.size / 1e6:8.1f} MB  {state.status:26} {spec.licence}")  # noqa: T201 (CLI output)
+                size = _size_mb(spec)
+                print(f"{spec.name:16} {spec.role.value:19} {size:>9}  {state.status:26} {spec.licence}")  # noqa: T201 (CLI output)
+            return 0
+        if args.command == "add":
+            spec = get_spec(args.name)
+            _announce(log, spec)
+            add(spec, args.file, home, sha256=args.sha256)
             return 0
         names = args.names or (list(settings.models) if args.command == "ensure" else _names([], settings))
         names = _names(names, settings)
-        for name in names:
-            spec = get_spec(name)
-            if args.command == "ensure" and inspect(spec, home, verify_hash=False).ok:
-                continue
-            log.info("%s: %s; licence: %s", name, spec.description, spec.licence)
-            fetch(spec, home, force=getattr(args, "force", False), progress=not getattr(args, "quiet", False))
+        sha256 = getattr(args, "sha256", None)
+        if sha256 is not None and len(names) != 1:
+            log.error("--sha256 applies to one model; name exactly one")
+            return 2
+        specs = [get_spec(name) for name in names]
+        if args.command == "ensure":
+            specs = [spec for spec in specs if not inspect(spec, home, verify_hash=False).ok]
+        with ExitStack() as stack:
+            archives = None
+            if sum(any(isinstance(source, ZipMemberSource) for source in spec.sources) for spec in specs) > 1:
+                # Several models from one archive (insightface's buffalo_l pack): download it once.
+                archives = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=_ensure(home), prefix=".archives-")))
+            for spec in specs:
+                _announce(log, spec)
+                fetch(
+                    spec,
+                    home,
+                    force=getattr(args, "force", False),
+                    progress=not getattr(args, "quiet", False),
+                    sha256=sha256,
+                    archives=archives,
+                )
     except KeyError as exc:
         log.error("%s", exc.args[0])
+        return 2
+    except ValueError as exc:  # a malformed --sha256
+        log.error("%s", exc)
         return 2
     except FetchError as exc:
         log.error("%s", exc)
         return 1
     return 0
+
+
+def _announce(log: logging.Logger, spec: ModelSpec) -> None:
+    """Name the model and its licence before anything is downloaded or installed."""
+    log.info("%s: %s; licence: %s", spec.name, spec.description, spec.licence)
+    if "non-commercial" in spec.licence:
+        log.warning("%s: licence: %s. Do not use it in a commercial product.", spec.name, spec.licence)
+
+
+def _size_mb(spec: ModelSpec) -> str:
+    known = spec.pinned or spec.published
+    return "?" if known is None else f"{known.size / 1e6:.1f} MB"
+
+
+def _ensure(home: Path) -> Path:
+    home.mkdir(parents=True, exist_ok=True)
+    return home
 
 
 if __name__ == "__main__":

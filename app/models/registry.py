@@ -14,15 +14,29 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from .centerface import CenterFace, make_dims_dynamic
+from .checksums import expected_checksum, install_command
+from .insight import ArcFace, GenderAge, Landmark106, Swapper, load_arcface, load_genderage, load_landmark_106, load_swapper
 from .manifest import MANIFEST, ModelSpec, Role, get_spec
+from .scrfd import Scrfd
 from .segmentation import Segmenter, rembg_session
 from .sessions import Providers, active_provider, create_session
 
 log = logging.getLogger(__name__)
 
-Model = Segmenter | CenterFace
+Model = Segmenter | CenterFace | Scrfd | ArcFace | GenderAge | Landmark106 | Swapper
+FaceDetector = Scrfd | CenterFace
+M = TypeVar("M", Segmenter, CenterFace, Scrfd, ArcFace, GenderAge, Landmark106, Swapper)
+
+# insightface families: file -> model (session from our factory, graph facts read the way insightface does)
+_INSIGHT_LOADERS: dict[str, Callable[..., ArcFace | GenderAge | Landmark106 | Swapper]] = {
+    "arcface": load_arcface,
+    "genderage": load_genderage,
+    "landmark_106": load_landmark_106,
+    "inswapper": load_swapper,
+}
 
 
 class ModelFileError(RuntimeError):
@@ -64,19 +78,49 @@ def _build(spec: ModelSpec, path: Path, providers: Providers) -> tuple[Model, st
     if spec.family == "centerface":
         session = create_session(make_dims_dynamic(path.read_bytes()), providers=providers, label=spec.name)
         return CenterFace(session), active_provider(session)
+    if spec.family == "scrfd":
+        session = create_session(path, providers=providers, label=spec.name)
+        return Scrfd(session), active_provider(session)
+    loader = _INSIGHT_LOADERS.get(spec.family)
+    if loader is not None:
+        model = loader(path, providers=providers, label=spec.name)
+        return model, active_provider(model.session)
     raise ValueError(f"model {spec.name}: no loader for family {spec.family!r}")
 
 
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0][:300]}" if text else type(exc).__name__
+
+
+def _reinstall_command(spec: ModelSpec) -> str:
+    command = install_command(spec)
+    return f"{command} --force" if command.startswith("python -m app.models fetch") else command
+
+
 def check_file(spec: ModelSpec, model_home: Path) -> Path:
-    """The model's path, after a cheap size check (the full sha256 check is the fetch command's)."""
+    """The model's path, after a cheap size check (the full sha256 check is the fetch command's).
+
+    The size is the pinned one, else the one recorded when the file was installed, else the
+    published one; a file with none (copied in by hand) loads with a warning.
+    """
     path = model_home / spec.filename
     if not path.is_file():
-        raise ModelFileError(f"model file {path} is missing; run: {fetch_command(spec.name)}")
+        raise ModelFileError(f"model file {path} is missing; run: {install_command(spec)}")
     size = path.stat().st_size
-    if size != spec.size:
+    expected = expected_checksum(spec, model_home)
+    if expected is None:
+        log.warning(
+            "model %s: %s has no checksum on record; register it: python -m app.models add %s FILE --sha256 HEX",
+            spec.name, path, spec.name,
+        )
+    elif size != expected.checksum.size:
+        hint = "" if expected.origin == "manifest" else (
+            f" (if it is a different file on purpose: python -m app.models add {spec.name} FILE --sha256 HEX)"
+        )
         raise ModelFileError(
-            f"model file {path} is {size:,} bytes, expected {spec.size:,} (partial or corrupt); "
-            f"run: {fetch_command(spec.name)}"
+            f"model file {path} is {size:,} bytes, expected {expected.checksum.size:,} ({expected.origin}; "
+            f"partial, corrupt or another file); run: {install_command(spec)}{hint}"
         )
     return path
 
@@ -111,8 +155,7 @@ class Registry:
                     model, provider = _build(spec, path, providers)
                 except Exception as exc:  # onnxruntime raises its own hierarchy for unreadable files
                     raise ModelFileError(
-                        f"model file {path} could not be loaded ({type(exc).__name__}); "
-                        f"run: {fetch_command(spec.name)} --force"
+                        f"model file {path} could not be loaded ({_first_line(exc)}); run: {_reinstall_command(spec)}"
                     ) from exc
                 entry = LoadedModel(spec, model, provider, time.perf_counter() - started)
                 self._models[spec.name] = entry
@@ -128,6 +171,22 @@ class Registry:
         if name not in MANIFEST:
             raise KeyError(f"unknown model {name!r}")
         raise ModelNotLoaded(f"model {name!r} is not loaded")
+
+    def find(self, kind: type[M]) -> M | None:
+        """The first loaded model (in MODELS order) that is a `kind`, or None."""
+        found = self.find_named(kind)
+        return None if found is None else found[1]
+
+    def find_named(self, kind: type[M]) -> tuple[str, M] | None:
+        """(name, model) of the first loaded model (in MODELS order) that is a `kind`, or None."""
+        for name, entry in self._models.items():
+            if isinstance(entry.model, kind):
+                return name, entry.model
+        return None
+
+    def face_detector(self) -> tuple[str, FaceDetector] | None:
+        """(name, detector) for face analysis: SCRFD when loaded, else CenterFace; None without either."""
+        return self.find_named(Scrfd) or self.find_named(CenterFace)
 
     def segmenter(self, name: str) -> Segmenter:
         model = self.get(name).model

@@ -1,0 +1,217 @@
+"""Faults through the real gunicorn: a worker killed mid-request, SIGTERM under load, worker
+recycling under load, a request that runs past TIMEOUT. Every loop is bounded in time."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import requests
+from PIL import Image
+
+from tests.conftest import jpeg_bytes
+from tests.server import Server, alive
+
+pytestmark = pytest.mark.server
+
+CUTOUT = "/api/v1/remove-background"
+
+
+def small_server(model_home: Path, log: Path, **env: str) -> Server:
+    base = {
+        "WORKERS": "2",
+        "MODEL_HOME": str(model_home),
+        "MODELS": "u2netp,centerface",
+        "SEGMENTATION_MODEL": "u2netp",
+        "WARMUP_REQUESTS": "1",
+    }
+    return Server(env={**base, **env}, log_path=log).start()
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def busy_worker(server: Server, *, timeout: float = 30.0) -> int:
+    """The worker burning CPU now (the one running the slow request)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        before = {pid: cpu_seconds(pid) for pid in server.workers()}
+        time.sleep(0.4)
+        used = {pid: cpu_seconds(pid) - start for pid, start in before.items() if alive(pid)}
+        if used:
+            pid, seconds = max(used.items(), key=lambda item: item[1])
+            if seconds > 0.25:
+                return pid
+    raise TimeoutError("no worker is busy")
+
+
+class Clients:
+    """Background clients sending good requests in a loop until stopped; records every outcome."""
+
+    def __init__(self, server: Server, photo: bytes, *, count: int) -> None:
+        self.server, self.photo = server, photo
+        self.outcomes: list[int | str] = []
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._loop, daemon=True) for _ in range(count)]
+
+    def _loop(self) -> None:
+        deadline = time.monotonic() + 180
+        while not self._stop.is_set() and time.monotonic() < deadline:
+            try:
+                response = self.server.post(CUTOUT, files={"image": ("a.jpg", self.photo, "image/jpeg")}, timeout=60)
+                self.outcomes.append(response.status_code)
+            except requests.RequestException as exc:
+                self.outcomes.append(type(exc).__name__)
+
+    def __enter__(self) -> Clients:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=90)
+
+
+def slow_request(server: Server, photo: bytes, result: list[object]) -> threading.Thread:
+    """Alpha matting on a 1600 px photo: several seconds of one worker's CPU."""
+
+    def send() -> None:
+        try:
+            response = server.post(CUTOUT, files={"image": ("big.jpg", photo, "image/jpeg")}, data={"alpha_matting": "true"}, timeout=120)
+            result.append(response.status_code)
+        except requests.RequestException as exc:
+            result.append(exc)
+
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.fixture(scope="module")
+def big_photo(astronaut: np.ndarray) -> bytes:
+    return jpeg_bytes(np.asarray(Image.fromarray(astronaut).resize((1600, 1600))))
+
+
+def wait_for(predicate: Callable[[], bool], *, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise TimeoutError(what)
+
+
+def warm_before_serving(log: str, pid: int) -> bool:
+    lines = log.splitlines()
+    warm = next(i for i, line in enumerate(lines) if f"worker {pid} warm after" in line)
+    served = [i for i, line in enumerate(lines) if "gunicorn.access" in line and f"[{pid}]" in line]
+    return all(i > warm for i in served)
+
+
+def test_a_worker_killed_mid_request(model_home: Path, tmp_path: Path, astronaut_jpeg: bytes, big_photo: bytes) -> None:
+    server = small_server(model_home, tmp_path / "kill.log")
+    try:
+        server.wait_ready(timeout=120)
+        victim_result: list[object] = []
+        victim_thread = slow_request(server, big_photo, victim_result)
+        victim = busy_worker(server)
+        survivors = set(server.workers()) - {victim}
+        with Clients(server, astronaut_jpeg, count=2) as clients:
+            time.sleep(0.5)
+            os.kill(victim, signal.SIGKILL)
+            wait_for(lambda: victim not in server.workers() and len([p for p in server.workers() if alive(p)]) == 2,
+                     timeout=30, what="a replacement worker")
+            (replacement,) = set(server.workers()) - survivors
+            wait_for(lambda: f"worker {replacement} warm after" in server.log_text(), timeout=60, what="the replacement's warm-up")
+            time.sleep(1.0)
+        victim_thread.join(timeout=60)
+        assert len(victim_result) == 1 and isinstance(victim_result[0], requests.RequestException), victim_result
+        assert clients.outcomes and set(clients.outcomes) == {200}, clients.outcomes
+        assert warm_before_serving(server.log_text(), replacement)
+    finally:
+        server.stop()
+
+
+def test_sigterm_under_load_finishes_requests_in_flight(model_home: Path, tmp_path: Path, astronaut_jpeg: bytes) -> None:
+    server = small_server(model_home, tmp_path / "term.log", GRACEFUL_TIMEOUT="20")
+    server.wait_ready(timeout=120)
+    results: list[object] = []
+
+    def send() -> None:
+        try:
+            results.append(server.post(CUTOUT, files={"image": ("a.jpg", astronaut_jpeg, "image/jpeg")}, timeout=60).status_code)
+        except requests.RequestException as exc:
+            results.append(exc)
+
+    threads = [threading.Thread(target=send) for _ in range(4)]  # two running, two queued
+    for thread in threads:
+        thread.start()
+    time.sleep(0.4)
+    tree = [server.pid, *server.workers()]
+    seconds = server.stop(sig=signal.SIGTERM, timeout=40)
+    for thread in threads:
+        thread.join(timeout=30)
+    assert results == [200, 200, 200, 200], results
+    assert seconds < 20 and not any(alive(pid) for pid in tree)
+
+
+def test_worker_recycling_under_load_fails_no_request(model_home: Path, tmp_path: Path, astronaut_jpeg: bytes) -> None:
+    server = small_server(model_home, tmp_path / "recycle.log", MAX_REQUESTS="4", MAX_REQUESTS_JITTER="2")
+    try:
+        server.wait_ready(timeout=120)
+        first = set(server.workers())
+        outcomes: list[int | str] = []
+
+        def client() -> None:
+            for _ in range(8):
+                try:
+                    outcomes.append(server.post(CUTOUT, files={"image": ("a.jpg", astronaut_jpeg, "image/jpeg")}, timeout=90).status_code)
+                except requests.RequestException as exc:
+                    outcomes.append(type(exc).__name__)
+
+        threads = [threading.Thread(target=client) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=240)
+        assert outcomes == [200] * 24, outcomes
+        log = server.log_text()
+        recycled = [pid for pid in {int(line.split("worker ")[1].split()[0]) for line in log.splitlines() if " warm after " in line}
+                    if pid not in first]
+        assert recycled, "no worker was recycled"
+        assert all(warm_before_serving(log, pid) for pid in recycled)
+        assert log.count("startup phase load u2netp") == 1, "a recycled worker reloaded a model"
+    finally:
+        server.stop()
+
+
+def test_a_request_past_timeout_replaces_its_worker(model_home: Path, tmp_path: Path, astronaut_jpeg: bytes, big_photo: bytes) -> None:
+    server = small_server(model_home, tmp_path / "timeout.log", TIMEOUT="5")
+    try:
+        server.wait_ready(timeout=120)
+        result: list[object] = []
+        started = time.monotonic()
+        thread = slow_request(server, big_photo, result)
+        victim = busy_worker(server)
+        with Clients(server, astronaut_jpeg, count=1) as clients:
+            thread.join(timeout=60)
+            elapsed = time.monotonic() - started
+            wait_for(lambda: victim not in server.workers(), timeout=10, what="the overdue worker to go")
+            wait_for(lambda: len([p for p in server.workers() if alive(p)]) == 2, timeout=30, what="a replacement")
+            time.sleep(1.0)
+        assert len(result) == 1 and isinstance(result[0], requests.RequestException), result
+        assert elapsed < 15, f"the overdue request was ended after {elapsed:.1f} s"
+        assert "past TIMEOUT=5" in server.log_text()
+        assert clients.outcomes and set(clients.outcomes) == {200}, clients.outcomes
+    finally:
+        server.stop()

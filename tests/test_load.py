@@ -1,0 +1,38 @@
+"""A short load run through the real gunicorn (bench/load.py runs the long one): more clients than
+workers, and nothing answers 5xx but an explicit 503 busy with Retry-After; memory stays flat."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.load import run_load
+from tests.server import Server
+
+pytestmark = pytest.mark.server
+
+
+def test_overload_gets_fast_503s_and_memory_stays_flat(model_home: Path, tmp_path: Path) -> None:
+    server = Server(
+        env={
+            "WORKERS": "2",
+            "MODEL_HOME": str(model_home),
+            "MODELS": "u2netp,centerface",
+            "SEGMENTATION_MODEL": "u2netp",
+            "WARMUP_REQUESTS": "2",
+            "QUEUE_DEPTH": "1",
+        },
+        log_path=tmp_path / "load.log",
+    ).start()
+    try:
+        server.wait_ready(timeout=120)
+        result = run_load(server, clients=8, total=160, max_seconds=240)
+    finally:
+        server.stop()
+    assert result.total == 160, result.summary()
+    assert set(result.statuses) <= {"200", "503"}, result.summary()
+    assert result.statuses["200"] >= 40, result.summary()
+    assert result.statuses["503"] > 0, "8 clients on 2 workers with QUEUE_DEPTH=1 must be turned away sometimes"
+    assert result.retry_after_503 == result.statuses["503"], "every 503 carries Retry-After"
+    assert result.pss_growth < 0.10, result.summary()
