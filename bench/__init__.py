@@ -1,1 +1,3 @@
-"""Benchmarks: each module prints what it measured (see README)."""
+"""Benchmarks. `python -m bench.suite` measures everything and writes docs/BENCHMARKS.md (see its
+docstring); `bench.gpu` does the same on an NVIDIA GPU. The older single-purpose modules
+(`bench.serve`, `bench.load`, `bench.idphoto`) print what they measure."""

@@ -59,7 +59,7 @@ def draw_panel(image: Image.Image, origin: tuple[int, int], panel: Panel) -> Non
         value = top_value * tick / 5
         y = bottom - (bottom - top) * tick / 5
         draw.line([(left, y), (right, y)], fill="#e4e4e4")
-        label = f"{value:.3g}"
+        label = f"{value:,.0f}" if top_value >= 100 else f"{value:.3g}"
         draw.text((left - 6 - draw.textlength(label, font=small), y - 7), label, fill="#444", font=small)
     draw.line([(left, top), (left, bottom), (right, bottom)], fill="black")
     draw.text((x0 + 8, top - 20), panel.y_label, fill="#444", font=small)
@@ -97,7 +97,7 @@ def draw_panel(image: Image.Image, origin: tuple[int, int], panel: Panel) -> Non
                     x = left + slot * i + (slot - group) / 2 + width * s_index
                     y = bottom - (bottom - top) * value / top_value
                     draw.rectangle([x + 1, y, x + width - 1, bottom], fill=COLOURS[s_index % len(COLOURS)])
-                    label = f"{value:.3g}"
+                    label = f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
                     draw.text((x + width / 2 - draw.textlength(label, font=small) / 2, y - 15), label, fill="#222", font=small)
     for i, category in enumerate(panel.categories):
         label = category

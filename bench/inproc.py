@@ -164,6 +164,9 @@ class AllocatorVariant:
     pattern: bool = True  # SessionOptions.enable_mem_pattern
     shrink: bool = False  # run option memory.enable_memory_arena_shrinkage=cpu:0 (arena given back after each run)
     trim: bool = False  # malloc_trim(0) after each run
+    idle_trim: bool = False  # malloc_trim(0) once after all the runs (a worker that has gone idle)
+    idle_shrink: bool = False  # once after all the runs: a Run of a one-node model on the same (process-wide)
+    #                           arena with the shrink run option, which gives back the arena's free regions
     same_as_requested: bool = False  # one process-wide arena (session.use_env_allocators) grown by what is asked, not by powers of two
 
 
@@ -175,9 +178,14 @@ ALLOCATOR_VARIANTS: dict[str, AllocatorVariant] = {
     "arena-nopattern": AllocatorVariant("arena on, memory pattern off", pattern=False),
     "arena-same-nopattern": AllocatorVariant("process-wide kSameAsRequested arena, memory pattern off", pattern=False, same_as_requested=True),
     "arena-shrink": AllocatorVariant("arena on, shrunk at the end of every run", shrink=True),
+    "arena-idle-shrink": AllocatorVariant("process-wide arena, memory pattern off, shrunk once the runs are over (when idle)",
+                                          pattern=False, same_as_requested=True, idle_shrink=True),
     "arena-nopattern-shrink": AllocatorVariant("arena on, memory pattern off, shrunk at the end of every run", pattern=False, shrink=True),
     "no-arena": AllocatorVariant("arena off", arena=False),
     "no-arena-trim": AllocatorVariant("arena off + malloc_trim(0) after every run (the prototype)", arena=False, trim=True),
+    "no-arena-idle-trim": AllocatorVariant("arena off, malloc_trim(0) once the runs are over (when idle)", arena=False, idle_trim=True),
+    "no-arena-nopattern-idle-trim": AllocatorVariant("arena off, memory pattern off, malloc_trim(0) once the runs are over (when idle)",
+                                                     arena=False, pattern=False, idle_trim=True),
     "no-arena-nopattern-trim": AllocatorVariant("arena off, memory pattern off, malloc_trim(0) after every run", arena=False, pattern=False, trim=True),
 }
 
@@ -190,6 +198,20 @@ def register_same_as_requested_arena() -> None:
     """A CPU arena for the whole process that grows by the size requested (kSameAsRequested = 1)."""
     info = ort.OrtMemoryInfo("Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, ort.OrtMemType.DEFAULT)
     ort.create_and_register_allocator(info, ort.OrtArenaCfg({"arena_extend_strategy": 1}))
+
+
+def tiny_session(options: ort.SessionOptions) -> ort.InferenceSession:
+    """A one-node model (Identity) whose session shares the process-wide arena."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "tiny",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return ort.InferenceSession(onnx._serialize(model) if hasattr(onnx, "_serialize") else model.SerializeToString(),
+                                sess_options=options, providers=["CPUExecutionProvider"])
 
 
 def allocator(name: str, runs: int, warmup: int) -> dict[str, object]:
@@ -207,6 +229,7 @@ def allocator(name: str, runs: int, warmup: int) -> dict[str, object]:
     started = time.perf_counter()
     session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
     load_seconds = time.perf_counter() - started
+    shrinker = tiny_session(options) if variant.idle_shrink else None
     feed = u2net_feed(cutout_photo().jpeg, session.get_inputs()[0].name)
     libc = _libc()
     parent_before = smaps_rollup(os.getpid())
@@ -227,6 +250,13 @@ def allocator(name: str, runs: int, warmup: int) -> dict[str, object]:
             samples = [pool.submit(one_run).result() for _ in range(warmup + runs)]
         steady = samples[warmup:]
         time.sleep(0.2)
+        busy = smaps_rollup(os.getpid())
+        if variant.idle_trim:
+            libc.malloc_trim(0)
+        if shrinker is not None:
+            shrink = ort.RunOptions()
+            shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+            shrinker.run(None, {"x": np.zeros((1,), dtype=np.float32)}, shrink)
         memory = smaps_rollup(os.getpid())
         status = Path(f"/proc/{os.getpid()}/status").read_text()
         hwm = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
@@ -236,6 +266,7 @@ def allocator(name: str, runs: int, warmup: int) -> dict[str, object]:
             "cpu": summary([sample[1] for sample in steady]),
             "minor_faults": summary([float(sample[2]) for sample in steady]),
             "private_mib": private_kib(memory) / 1024,
+            "private_busy_mib": private_kib(busy) / 1024,
             "shared_mib": shared_kib(memory) / 1024,
             "pss_mib": memory["Pss"] / 1024,
             "peak_rss_mib": hwm / 1024,

@@ -23,7 +23,7 @@ LATENCY_SLACK = 0.05
 READY_SLACK_S = 1.0
 SCALING_TARGET = 1.8
 OVERHEAD_TARGET = 0.10
-BUSY_LOAD = 0.7  # a 1-minute load average above this before a section: something else was running
+BUSY_SHARE = 0.10  # CPUs busy with other work just before a section, above which the section is flagged
 
 
 # -- small helpers ---------------------------------------------------------------------------------
@@ -221,6 +221,50 @@ class Figures:
 # -- the report ------------------------------------------------------------------------------------
 
 
+def allocator_notes(f: Figures, default: dict | None) -> list[str]:
+    """What the in-process allocator experiment says about memory against latency, from its numbers."""
+    rows = get(f.r, "sections", "allocator", "rows", default=[]) or []
+    arena = allocator_child(f.r, "arena (default)")
+    if not rows or not arena:
+        return []
+    base_cpu = num(get(arena, "cpu", "p50"))
+    budget = None
+    if default and default.get("workers", 1) > 1:
+        budget = (MEMORY_TARGET - 1) * (num(get(default, "one", "memory", "tree_pss_mib")) or math.nan) / (default["workers"] - 1)
+    lines = []
+    for row in rows:
+        child = row.get("child", {})
+        cpu = ratio(get(child, "cpu", "p50"), base_cpu)
+        busy = child.get("private_busy_mib", child.get("private_mib"))
+        lines.append(f"{row['label']}: {fmt(child.get('private_mib'))} MiB kept after the runs"
+                     + (f" ({fmt(busy)} MiB while busy)" if num(busy) is not None and abs((num(busy) or 0) - (num(child.get('private_mib')) or 0)) > 1 else "")
+                     + f", {fmt(get(child, 'minor_faults', 'p50'), 0)} page faults per run, CPU {pct((cpu or math.nan) - 1)} against the arena")
+    text = ("**Memory against latency, in process** (allocator table): " + "; ".join(lines) + ". ")
+    if budget is not None and not math.isnan(budget):
+        both = [row["label"] for row in rows
+                if (num(get(row, "child", "private_mib")) or math.inf) <= budget
+                and (ratio(get(row, "child", "cpu", "p50"), base_cpu) or math.inf) <= 1 + LATENCY_SLACK]
+        fast = [row for row in rows if (ratio(get(row, "child", "cpu", "p50"), base_cpu) or math.inf) <= 1 + LATENCY_SLACK]
+        text += f"The memory target leaves each extra worker {fmt(budget)} MiB. "
+        if both:
+            text += "In process, " + ", ".join(both) + f" keep(s) a worker under that within {LATENCY_SLACK:.0%} of the arena's CPU time. "
+        else:
+            text += (f"No allocator measured here keeps a worker under it within {LATENCY_SLACK:.0%} of the arena's CPU time: "
+                     "memory given back after a run is faulted in and zeroed again by the next run (the page-fault column), "
+                     "and without onnxruntime's arena its largest tensors come from fresh mappings on every run. "
+                     "The fast ones (" + ", ".join(row["label"] for row in fast) + ") keep their memory while requests come; "
+                     "only a release once the worker is idle keeps their speed under traffic and pays the faults once, on the first "
+                     "request after a quiet spell. ")
+    return [text]
+
+
+def allocator_child(results: dict, label: str) -> dict | None:
+    for row in get(results, "sections", "allocator", "rows", default=[]) or []:
+        if row.get("label") == label:
+            return row.get("child")
+    return None
+
+
 def targets(f: Figures) -> tuple[str, list[str]]:
     rows: list[list[str]] = []
     notes: list[str] = []
@@ -247,21 +291,19 @@ def targets(f: Figures) -> tuple[str, list[str]]:
     rows.append([f"Memory: {measured[0]['workers'] if measured else 4} workers' summed PSS ÷ 1 worker's, after traffic, "
                  f"with steady latency within {LATENCY_SLACK:.0%} of the best configuration",
                  f"≤ {MEMORY_TARGET}x and ≤ +{LATENCY_SLACK:.0%}", cells or "–",
-                 verdict(None if not measured else bool(good))])
+                 verdict(None if not measured else bool(good)) if not measured or measured[0]["workers"] == 4
+                 else f"not judged at {measured[0]['workers']} workers"])
     if measured and not good:
         default = measured[0]
         one, many = default.get("one", {}), default.get("many", {})
         notes.append(
             f"**Memory.** With the default configuration one worker's tree is {fmt(get(one, 'memory', 'tree_pss_mib'))} MiB "
             f"and {default['workers']} workers' {fmt(get(many, 'memory', 'tree_pss_mib'))} MiB: each worker keeps "
-            f"{fmt(get(many, 'memory', 'worker_private_mib'))} MiB private after traffic. For "
-            f"{default['workers']} workers to stay under {MEMORY_TARGET}x, each extra worker may add only "
-            f"{fmt((MEMORY_TARGET - 1) * (num(get(one, 'memory', 'tree_pss_mib')) or math.nan) / (default['workers'] - 1))} MiB. "
-            "The private memory is onnxruntime's working memory for u2net's activations at 320x320 (see the allocator "
-            "table: what the arena keeps, and what each run costs when it is given back). Memory that is given back "
-            "after a request has to be faulted in and zeroed again by the next one: that is the latency the "
-            "prototype paid. The allocator and variant tables measure each way of trading one for the other."
+            f"{fmt(get(many, 'memory', 'worker_private_mib'))} MiB private after traffic. For {default['workers']} workers to "
+            f"stay under {MEMORY_TARGET}x, each extra worker may add only "
+            f"{fmt((MEMORY_TARGET - 1) * (num(get(one, 'memory', 'tree_pss_mib')) or math.nan) / (default['workers'] - 1))} MiB."
         )
+    notes += allocator_notes(f, measured[0] if measured else None)
     if needs:
         notes.append("**Variants not measured yet:** they need the app setting(s) " + ", ".join(f"`{n}`" for n in needs)
                      + " (see the memory-variants table).")
@@ -299,8 +341,8 @@ def targets(f: Figures) -> tuple[str, list[str]]:
             f"**Forward pass versus request.** onnxruntime's `run` is {fmt(over['ort'])} s of a {fmt(over['http'])} s request. "
             "The rest is the work the request asks for, measured in-process too (Server-Timing stages: "
             + ", ".join(f"{name} {fmt(value)} s" for name, value in stages.items())
-            + "): decoding the JPEG, rembg's resize to 320x320 and of the matte back to the photo's size, and encoding a "
-            f"{get(f.r, 'meta', 'photos', 'cutout', default='')} as an RGBA PNG. Only the difference between HTTP and "
+            + "): decoding the JPEG, rembg's resize to 320x320 and of the matte back to the photo's size, and encoding the "
+            f"{get(f.r, 'meta', 'photos', 'cutout_size', default='')} cut-out as an RGBA PNG. Only the difference between HTTP and "
             "in-process is the server's."
         )
     return table(["target", "goal", "measured", "verdict"], rows), notes
@@ -351,6 +393,11 @@ def render_markdown(results: dict, gpu: dict | None, chart_name: str) -> str:
       f"`ORT_PROVIDERS=cpu`; the peer is `{get(meta, 'peer', 'command', default='rembg s (not run)')}` "
       "(rembg 2.0.86's own server, one process, its defaults) on the same model file. Every server runs on a free "
       "loopback port and is stopped with SIGTERM.\n")
+    busy = [name for name, data in (results.get("sections") or {}).items()
+            if (num(get(data, "_run", "background_busy")) or 0) > BUSY_SHARE]
+    if busy:
+        w(f"> **Other work shared the CPUs** before the section(s) {', '.join(busy)} (see the last table): their times are "
+          "pessimistic. Re-run them on a quiet machine with `--sections " + ",".join(busy) + "`.\n")
     w(f"![benchmarks]({chart_name})\n")
 
     target_table, notes = targets(f)
@@ -486,17 +533,23 @@ def render_markdown(results: dict, gpu: dict | None, chart_name: str) -> str:
     for config in f.memory_configs():
         if config.get("needs"):
             rows.append([config["label"], " ".join(f"{k}={v}" for k, v in config.get("env", {}).items()) or "–",
-                         f"needs app setting {', '.join(config['needs'])}", "–", "–", "–", "–", "–"])
+                         f"needs app setting {', '.join(config['needs'])}", "–", "–", "–", "–", "–", "–", "–"])
             continue
+        error = get(config, "one", "error") or get(config, "many", "error")
         rows.append([config["label"], " ".join(f"{k}={v}" for k, v in config.get("env", {}).items()) or "–",
                      fmt(get(config, "one", "memory", "tree_pss_mib")), fmt(get(config, "many", "memory", "tree_pss_mib")),
                      fx(config.get("ratio")), fmt(get(config, "many", "memory", "worker_private_mib")), fmt(config.get("p50")),
-                     pct((config.get("vs_best") or math.nan) - 1)])
+                     pct((config.get("vs_best") or math.nan) - 1), fmt(get(config, "one", "cpu_per_request_s")),
+                     fx(get(config, "one", "cold_penalty")) + (f" (failed: {error})" if error else "")])
     if rows:
-        w("Each variant is a fresh server at 1 and at 4 workers (pilotlight preload): steady latency with 1 worker, memory after "
-          "every worker has served. `no gc.freeze()` runs `bench/gunicorn_variant.conf.py`: the real gunicorn.conf.py with only "
-          "the freeze made a no-op.\n\n")
-        w(table(["variant", "environment", "1 worker PSS (MiB)", "N workers PSS", "ratio", "worker private", "steady p50 (s)", "vs best"], rows))
+        w("Each variant is a fresh server at 1 and at 4 workers (pilotlight preload): with 1 worker the first request after "
+          "ready, then steady latency and the workers' CPU time per request; memory after every worker has served and the "
+          "server has been idle for a few seconds (so variants that give memory back when idle have done so). "
+          "`no gc.freeze()` runs `bench/gunicorn_variant.conf.py`: the real gunicorn.conf.py with only the freeze made a "
+          "no-op. Environment variables other than the app's settings are glibc's, read when the master starts and "
+          "inherited by the workers.\n\n")
+        w(table(["variant", "environment", "1 worker PSS (MiB)", "N workers PSS", "ratio", "worker private", "steady p50 (s)", "vs best",
+                 "worker CPU per request (s)", "cold penalty"], rows))
 
     w("\n## In process: onnxruntime's allocator\n")
     err_a = section_error(results, "allocator")
@@ -548,15 +601,16 @@ def render_markdown(results: dict, gpu: dict | None, chart_name: str) -> str:
       "- **Throughput**: answered requests ÷ wall time of the closed loop; latency under load is each request's time in it.\n"
       "- **Respawn**: SIGKILL to the answer of a request sent at the same moment (1 worker, so the replacement answers it).\n"
       "- **Shutdown**: SIGTERM to the master until no process of the tree is left.\n"
-      "- The machine is shared: a 1-minute load average above "
-      f"{BUSY_LOAD} before a section means something else was running; such sections are flagged below.\n")
+      "- The machine may be shared: before each section, with none of the suite's servers running, the suite measures "
+      f"for 2 s how busy the CPUs are; above {BUSY_SHARE:.0%} the section is flagged below, and its times include "
+      "other people's work.\n")
     rows = []
     for name, data in (results.get("sections") or {}).items():
         run = data.get("_run", {})
-        before = (run.get("loadavg_before") or [None])[0]
-        rows.append([name, fmt(run.get("seconds"), 1), fmt(before, 2), fmt((run.get("loadavg_after") or [None])[0], 2),
-                     "busy" if (num(before) or 0) > BUSY_LOAD else "", run.get("error") or ""])
-    w("\n" + table(["section", "seconds", "load before", "load after", "flag", "error"], rows))
+        busy = num(run.get("background_busy"))
+        rows.append([name, fmt(run.get("seconds"), 1), pct(busy), fmt((run.get("loadavg_before") or [None])[0], 2),
+                     "**busy**" if (busy or 0) > BUSY_SHARE else "", run.get("error") or ""])
+    w("\n" + table(["section", "seconds", "CPUs busy before (others)", "load average before", "flag", "error"], rows))
     return "\n".join(out)
 
 
@@ -578,6 +632,20 @@ def render_gpu(gpu: dict | None) -> str:
                      fmt(row.get("vram_per_worker_mib")), fmt(get(row, "memory", "tree_pss_mib")), fmt(row.get("shutdown_s"), 2)])
     out.append(table(["workers", "port (s)", "ready (s)", "first (s)", "steady p50 (s)", "p99", "cold penalty", "ID photo p50 (s)",
                       "req/s (2 clients/worker)", "p99 under load", "VRAM per worker (MiB)", "host PSS (MiB)", "shutdown (s)"], rows))
+    servers = gpu.get("servers") or []
+    one = next((row for row in servers if row.get("workers") == 1), None)
+    two = next((row for row in servers if row.get("workers") == 2), None)
+    if one and two:
+        out.append(f"\nScaling, 2 workers ÷ 1: {fx(ratio(get(two, 'load', 'throughput_rps'), get(one, 'load', 'throughput_rps')))} "
+                   "(one GPU shared by both workers).\n")
+    app = num(get(gpu, "pipeline", "remove_background", "app", "p50"))
+    ort = num(get(gpu, "pipeline", "remove_background", "ort_run", "p50"))
+    http = num(get(one, "steady", "p50")) if one else None
+    if app is not None and http is not None:
+        out.append(f"Server overhead on the GPU (cut-out, 1 worker): HTTP p50 {fmt(http)} s, in-process {fmt(app)} s, "
+                   f"onnxruntime run {fmt(ort)} s: {pct((http - app) / http)} of the request is the server's.\n")
+    elif get(gpu, "pipeline", "error"):
+        out.append(f"In-process floor on the GPU failed: `{get(gpu, 'pipeline', 'error')}`.\n")
     return "\n".join(out)
 
 
@@ -600,7 +668,7 @@ def chart_panels(results: dict) -> list[Panel]:
             grouped["other"] = max(0.0, ready - sum(grouped.values()))
         if mode == "rembg":
             first = f.agg(starts, "first_s")
-            grouped = {"other": ready or 0.0, "first request (loads the model)": first or 0.0}
+            grouped = {"to the port": ready or 0.0, "first request (loads the model)": first or 0.0}
         phase_values[mode] = grouped
         for key in grouped:
             if key not in phase_names:

@@ -1,8 +1,8 @@
 """The benchmark suite: every figure in docs/BENCHMARKS.md, measured in one run.
 
-    .venv/bin/python -m bench.suite            # everything (~35-45 min on the 2-core machine); writes
+    .venv/bin/python -m bench.suite            # everything (~25 min on a quiet 2-core machine); writes
                                                # bench/results/cpu.json, docs/BENCHMARKS.md, docs/benchmarks.png
-    .venv/bin/python -m bench.suite --quick    # a smoke run (~5 min): fewer requests, starts and worker
+    .venv/bin/python -m bench.suite --quick    # a smoke run (5-8 min): fewer requests, starts and worker
                                                # counts; writes under $BENCH_WORK/quick/, never docs/
     .venv/bin/python -m bench.suite --sections memory,variants   # re-measure some sections; the others
                                                # are kept from the results file
@@ -135,13 +135,12 @@ ALLOCATOR_RUNS = (
     # (label, bench.inproc variant, environment)
     ("arena (default)", "arena", {}),
     ("arena, memory pattern off", "arena-nopattern", {}),
-    ("arena, kSameAsRequested", "arena-same", {}),
     ("arena shrunk after each run", "arena-shrink", {}),
+    ("process-wide arena, memory pattern off, shrunk when idle", "arena-idle-shrink", {}),
     ("arena off", "no-arena", {}),
     ("arena off + malloc_trim", "no-arena-trim", {}),
-    ("arena off + malloc_trim, freed memory kept on the heap during a run", "no-arena-trim", HEAP_KEEP),
     ("arena off + malloc_trim + transparent huge pages", "no-arena-trim", THP),
-    ("arena, memory pattern off, shrunk after each run, huge pages", "arena-nopattern-shrink", THP),
+    ("arena off, memory pattern off, heap kept, malloc_trim when idle", "no-arena-nopattern-idle-trim", {**HEAP_KEEP, "MALLOC_ARENA_MAX": "1"}),
 )
 QUICK_ALLOCATOR = ("arena (default)", "arena off + malloc_trim", "arena off + malloc_trim + transparent huge pages")
 
@@ -199,12 +198,12 @@ def section_compare(plan: Plan, ctx: Context) -> dict:
             extra["idphoto"] = {"first_s": first.seconds, "steady": summary([r.seconds for r in rest]),
                                 "stages": {n: median(r.server_timing.get(n, 0.0) for r in rest) for n in (rest[0].server_timing if rest else {})}}
         extra["served"] = serve_every_worker(server, c["cutout"], workers=workers, per_worker=plan.per_worker, max_waves=4 * plan.per_worker + 4)
-        time.sleep(0.5)
+        time.sleep(IDLE_WAIT_S)
         extra["memory"] = server.memory()
         return extra
 
     def peer_extra(server: Launched) -> dict:
-        time.sleep(0.5)
+        time.sleep(IDLE_WAIT_S)
         return {"memory": server.memory()}
 
     for index in range(plan.starts):
@@ -281,10 +280,16 @@ def memory_run(name: str, *, workers: int, preload: bool, plan: Plan, ctx: Conte
         times = server.wait_started()
         row: dict = {"workers": workers, "preload": preload, **times}
         if steady:
-            sequential(server, c["cutout"], 2)
+            row["first_s"] = must(c["cutout"].send(server.url), f"{name} first request").seconds
+            sequential(server, c["cutout"], 1)
+            cpu_before = server.cpu()
             row["steady"] = summary([reply.seconds for reply in sequential(server, c["cutout"], steady)])
+            cpu_after = server.cpu()
+            # the workers' CPU time per request: less disturbed than wall time by other load on the machine
+            row["cpu_per_request_s"] = sum(cpu_after.get(pid, 0.0) - cpu_before.get(pid, 0.0) for pid in cpu_before) / steady
+            row["cold_penalty"] = row["first_s"] / row["steady"]["p50"]
         row["served"] = serve_every_worker(server, c["cutout"], workers=workers, per_worker=plan.per_worker, max_waves=4 * plan.per_worker + 4)
-        time.sleep(0.5)
+        time.sleep(IDLE_WAIT_S)
         row["memory"] = server.memory()
         row["warm_lines"] = server.warm_lines()
         row["shutdown_s"] = server.stop()
@@ -307,15 +312,23 @@ def app_setting(name: str) -> bool:
 
 
 # label, environment, gunicorn config (None: start.sh), settings the app must have for it
+# (app/config.py must read them; until it does, the variant is listed as needing them).
 ARENA_OFF = {"ORT_CPU_ARENA": "false"}
-TRIM = {"MALLOC_TRIM": "true"}
+PATTERN_OFF = {"ORT_MEM_PATTERN": "false"}
+TRIM_REQUEST = {"MALLOC_TRIM": "request"}
+TRIM_IDLE = {"MALLOC_TRIM": "idle", "MALLOC_TRIM_IDLE_S": "1"}
 VARIANTS: tuple[tuple[str, dict[str, str], str | None, tuple[str, ...]], ...] = (
     ("no gc.freeze()", {"BENCH_GC_FREEZE": "0"}, "bench/gunicorn_variant.conf.py", ()),
     ("MALLOC_ARENA_MAX=2", {"MALLOC_ARENA_MAX": "2"}, None, ()),
-    ("onnxruntime arena off", ARENA_OFF, None, ("ORT_CPU_ARENA",)),
-    ("arena off + malloc_trim after each request (the prototype)", {**ARENA_OFF, **TRIM}, None, ("ORT_CPU_ARENA", "MALLOC_TRIM")),
-    ("arena off + malloc_trim + huge pages", {**ARENA_OFF, **TRIM, **THP}, None, ("ORT_CPU_ARENA", "MALLOC_TRIM")),
+    ("memory pattern off", PATTERN_OFF, None, ("ORT_MEM_PATTERN",)),
+    ("arena off", ARENA_OFF, None, ("ORT_CPU_ARENA",)),
+    ("arena off + malloc_trim after each request (the prototype)", {**ARENA_OFF, **TRIM_REQUEST}, None, ("ORT_CPU_ARENA", "MALLOC_TRIM")),
+    ("arena off + malloc_trim after each request + huge pages", {**ARENA_OFF, **TRIM_REQUEST, **THP}, None, ("ORT_CPU_ARENA", "MALLOC_TRIM")),
+    ("memory pattern off + malloc_trim when idle", {**PATTERN_OFF, **TRIM_IDLE}, None, ("ORT_MEM_PATTERN", "MALLOC_TRIM")),
+    ("memory pattern off + arena shrunk and malloc_trim when idle", {**PATTERN_OFF, **TRIM_IDLE, "ORT_ARENA_SHRINK": "idle"}, None,
+     ("ORT_MEM_PATTERN", "MALLOC_TRIM", "ORT_ARENA_SHRINK")),
 )
+IDLE_WAIT_S = 3.0  # before memory is read: longer than MALLOC_TRIM_IDLE_S, so "when idle" variants have acted
 
 
 def section_variants(plan: Plan, ctx: Context) -> dict:
@@ -330,8 +343,12 @@ def section_variants(plan: Plan, ctx: Context) -> dict:
             continue
         for workers in plan.variant_workers:
             say(f"[variants] {label}, {workers} worker(s)")
-            row = memory_run(f"variant-{len(rows)}-{workers}", workers=workers, preload=True, plan=plan, ctx=ctx,
-                             steady=plan.steady if workers == 1 else 0, extra_env=env, config=config)
+            try:
+                row = memory_run(f"variant-{len(rows)}-{workers}", workers=workers, preload=True, plan=plan, ctx=ctx,
+                                 steady=plan.steady if workers == 1 else 0, extra_env=env, config=config)
+            except Exception as exc:  # noqa: BLE001  (one variant failing must not lose the others)
+                say(f"[variants] {label} FAILED: {exc}")
+                row = {"workers": workers, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
             rows.append({"label": label, "env": env, **row})
     return {"rows": rows}
 
@@ -396,6 +413,22 @@ def loadavg() -> list[float]:
     return [float(value) for value in Path("/proc/loadavg").read_text().split()[:3]]
 
 
+def background_busy(seconds: float = 2.0) -> float:
+    """Share of all CPUs busy over `seconds` while the suite itself runs nothing (between sections):
+    other people's work on the machine, which the figures of the next section will share it with."""
+
+    def sample() -> tuple[int, int]:
+        fields = [int(value) for value in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+        return sum(fields[:8]), idle
+
+    total_a, idle_a = sample()
+    time.sleep(seconds)
+    total_b, idle_b = sample()
+    total = total_b - total_a
+    return 0.0 if total <= 0 else 1.0 - (idle_b - idle_a) / total
+
+
 def machine() -> dict:
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")), platform.processor())
     mem_kib = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal:"))
@@ -447,7 +480,8 @@ def main(argv: list[str] | None = None) -> int:
         "quick": plan.quick,
         "plan": plan.__dict__,
         "machine": machine(),
-        "photos": {"cutout": cutout_photo().description, "portrait": portrait_photo().description},
+        "photos": {"cutout": cutout_photo().description, "cutout_size": f"{cutout_photo().width}x{cutout_photo().height}",
+                   "portrait": portrait_photo().description},
         "model": f"{MODEL} ({model.stat().st_size:,} bytes)",
         "peer": None if rembg is None else {"command": " ".join(peer.command(rembg)), "venv": str(rembg.parent.parent)},
         "finished": None,
@@ -456,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     failures = 0
     for name in sections:
         say(f"== {name}")
+        busy = background_busy()
         section_started = time.time()
         load_before = loadavg()
         try:
@@ -468,7 +503,8 @@ def main(argv: list[str] | None = None) -> int:
             say(f"[{name}] FAILED: {error}\n{traceback.format_exc()}")
         results["sections"][name] = {
             **data,
-            "_run": {"seconds": time.time() - section_started, "loadavg_before": load_before, "loadavg_after": loadavg(), "error": error,
+            "_run": {"seconds": time.time() - section_started, "background_busy": busy, "loadavg_before": load_before,
+                     "loadavg_after": loadavg(), "error": error,
                      "at": time.strftime("%Y-%m-%d %H:%M:%S %Z")},
         }
         write_json(results_path, results)

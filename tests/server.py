@@ -121,7 +121,22 @@ class Server:
         raise TimeoutError(f"expected {count} workers, have {self.workers()}")
 
     def log_text(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path and self.log_path.exists() else ""
+        """The log up to its last complete line (a worker may be writing the next one right now:
+        gunicorn writes a request's access line after the response has gone out)."""
+        if not self.log_path or not self.log_path.exists():
+            return ""
+        text = self.log_path.read_text(errors="replace")
+        return text[: text.rfind("\n") + 1]
+
+    def wait_log(self, needle: str, *, timeout: float = 10.0) -> str:
+        """The log once it contains `needle` (bounded); raises TimeoutError otherwise."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.log_text()
+            if needle in text:
+                return text
+            time.sleep(0.05)
+        raise TimeoutError(f"{needle!r} not in the log after {timeout} s")
 
     def stop(self, *, sig: int = signal.SIGTERM, timeout: float = 40.0) -> float:
         """Send `sig` to the master and wait for the whole process tree to end; returns seconds taken."""

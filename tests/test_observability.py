@@ -343,10 +343,13 @@ def scrape(server: Server) -> Samples:
 
 
 def json_lines(server: Server) -> list[dict]:
-    """Every JSON log record. A worker killed with SIGKILL can leave its last line unfinished (the
-    access line is written after the response went out), so a record is read from its own start."""
+    return json_records(server.log_text())
+
+
+def json_records(text: str) -> list[dict]:
+    """Every JSON log record in `text` (complete lines only: see Server.log_text)."""
     entries = []
-    for line in server.log_text().splitlines():
+    for line in text.splitlines():
         start = line.rfind('{"time"')
         if start >= 0:
             entries.append(json.loads(line[start:]))
@@ -422,9 +425,10 @@ def test_metrics_are_summed_over_workers_and_survive_a_killed_worker(json_server
                  if key[0].endswith(("_total", "_count", "_sum", "_bucket")) and (after.get(key) or 0.0) < old}
     assert not went_back, went_back
 
-    entries = json_lines(server)
+    text = server.wait_log(f'"request_id": "obs-health-{sent_health - 1}"')  # one read for both counts
+    entries = json_records(text)
     access = [entry for entry in entries if entry.get("logger") == "gunicorn.access"]
-    raw_access = [line for line in server.log_text().splitlines() if '"gunicorn.access"' in line]
+    raw_access = [line for line in text.splitlines() if '"gunicorn.access"' in line]
     assert len(access) == len(raw_access) > sent_health
     by_id = {entry["request_id"]: entry for entry in access}
     for i in range(sent_health):

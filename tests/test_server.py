@@ -83,6 +83,8 @@ def test_every_worker_is_warm_before_it_serves(server: Server) -> None:
         assert body["models"]["u2net"]["provider"] == "CPUExecutionProvider"
         assert body["models"]["centerface"]["role"] == "face_detection"
         assert {"imports", "load u2net (CPUExecutionProvider)"} <= set(body["startup"])
+    for pid in pids:  # the access line is written just after the response: wait for it
+        server.wait_log(f"[{pid}] [INFO] gunicorn.access")
     lines = server.log_text().splitlines()
     for pid in pids:
         assert warm_line_index(lines, pid) < first_access_index(lines, pid), f"worker {pid} served before warm"
@@ -196,6 +198,7 @@ def test_a_killed_worker_is_replaced_by_a_warm_one(server: Server, astronaut_jpe
     (replacement,) = new
     seen = readyz_by_pid(server, {replacement})
     assert seen[replacement]["http"] == 200 and seen[replacement]["worker"]["warm"] is True
+    server.wait_log(f"[{replacement}] [INFO] gunicorn.access")
     lines = server.log_text().splitlines()
     assert warm_line_index(lines, replacement) < first_access_index(lines, replacement)
     assert len([line for line in lines if "startup phase load u2net" in line]) == 1, "the replacement reloaded a model"
