@@ -16,7 +16,6 @@ from .errors import ApiError
 from .idphoto import IdPhotoOptions, make_id_photo, print_sheet
 from .imageio import decode, encode
 from .models.registry import ModelFileError, Registry
-from .models.sessions import resolve_providers
 from .pipelines.sheet import get_paper
 from .specs import SPECS, get_spec, parse_colour
 from .timings import Timings
@@ -58,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     registry = Registry()
     try:
         registry.load(
-            [settings.segmentation_model, "centerface"], model_home=settings.model_home, providers=resolve_providers(settings.ort_providers)
+            [settings.segmentation_model, "centerface"], model_home=settings.model_home, providers=settings.session_providers()
         )
     except ModelFileError as exc:
         log.error("%s", exc)

@@ -11,9 +11,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .models.sessions import Providers
 
 DEFAULT_MODELS = ("u2net", "centerface")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+MALLOC_TRIM_MODES = ("off", "request", "idle")
 LOG_FORMATS = ("text", "json")
 _ORIGIN = re.compile(r"^https?://[a-z0-9.-]+(:[0-9]{1,5})?$|^https?://\[[0-9a-f:.]+\](:[0-9]{1,5})?$")
 
@@ -57,6 +62,10 @@ class Settings:
     max_image_pixels: int = 50_000_000
     working_max_side: int = 2048
     log_level: str = "info"
+    ort_cpu_arena: bool = True
+    ort_mem_pattern: bool = True
+    malloc_trim: str = "off"  # off | request | idle
+    malloc_trim_idle_s: float = 1.0
     log_format: str = "text"  # "json": one JSON object per log line, access lines included
     metrics_dir: Path | None = None  # None: a fresh private folder under the temp dir per server start
     cors_origins: tuple[str, ...] = ()  # empty: no CORS headers at all; ("*",): any origin
@@ -66,6 +75,12 @@ class Settings:
         """gthread threads per worker: one runs the inference, `queue_depth` wait for it, and one
         more is always free to answer probes and to turn the next request away with a fast 503."""
         return self.threads if self.threads is not None else self.queue_depth + 2
+
+    def session_providers(self) -> Providers:
+        """Providers and memory options for the session factory, from ORT_* settings."""
+        from .models.sessions import resolve_providers
+
+        return resolve_providers(self.ort_providers, cpu_arena=self.ort_cpu_arena, mem_pattern=self.ort_mem_pattern)
 
     @property
     def max_upload_bytes(self) -> int:
@@ -106,6 +121,10 @@ class Settings:
             max_image_pixels=reader.integer("MAX_IMAGE_PIXELS", defaults.max_image_pixels, low=64 * 64, high=1_000_000_000),
             working_max_side=reader.integer("WORKING_MAX_SIDE", defaults.working_max_side, low=320, high=16384),
             log_level=reader.choice("LOG_LEVEL", defaults.log_level, LOG_LEVELS),
+            ort_cpu_arena=reader.boolean("ORT_CPU_ARENA", defaults.ort_cpu_arena),
+            ort_mem_pattern=reader.boolean("ORT_MEM_PATTERN", defaults.ort_mem_pattern),
+            malloc_trim=reader.choice("MALLOC_TRIM", defaults.malloc_trim, MALLOC_TRIM_MODES),
+            malloc_trim_idle_s=reader.number("MALLOC_TRIM_IDLE_S", defaults.malloc_trim_idle_s, low=0.1, high=3600),
             log_format=reader.choice("LOG_FORMAT", defaults.log_format, LOG_FORMATS),
             metrics_dir=reader.optional_path("METRICS_DIR"),
             cors_origins=reader.origins("CORS_ORIGINS"),

@@ -123,7 +123,7 @@ def post_worker_init(worker: Worker) -> None:
     runtime = _runtime_of(worker.wsgi)
     if runtime.settings.preload_models:
         passes = runtime.settings.warmup_requests
-        seconds = runtime.run_warmup(passes=passes, heartbeat=worker.notify)
+        seconds = runtime.run_warmup(passes=passes, heartbeat=worker.notify, keep_going=lambda: worker.alive)
         if runtime.gate is not None:
             runtime.gate.worker_warm()
         worker.log.info(
@@ -133,7 +133,8 @@ def post_worker_init(worker: Worker) -> None:
 
 
 def start_watchdog(runtime: Runtime, *, limit: float) -> threading.Thread:
-    """Replace this worker when one request's inference runs past TIMEOUT.
+    """Replace this worker when one request's inference runs past TIMEOUT (and, with
+    MALLOC_TRIM=idle, trim the heap once the worker has been idle for MALLOC_TRIM_IDLE_S).
 
     gthread workers keep beating gunicorn's heartbeat from their main thread while a request
     thread is stuck, so gunicorn's own timeout never fires for a slow request. The watchdog ends
@@ -141,10 +142,16 @@ def start_watchdog(runtime: Runtime, *, limit: float) -> threading.Thread:
     replacement and the other workers go on.
     """
 
+    gate = runtime.inference_gate
+    trim_when_idle = runtime.settings.malloc_trim == "idle"
+    idle_after = runtime.settings.malloc_trim_idle_s
+
     def watch() -> None:
         while True:
             time.sleep(WATCHDOG_PERIOD_S)
-            elapsed = runtime.inference_gate.overdue(limit=limit)
+            if trim_when_idle and not gate.trimmed and gate.idle_for() >= idle_after:
+                gate.trim()  # MALLOC_TRIM=idle: give the heap back once the worker is quiet
+            elapsed = gate.overdue(limit=limit)
             if elapsed is not None:
                 log.error(
                     "worker %d: a request has been running for %.1f s, past TIMEOUT=%.0f s; replacing this worker",

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from . import observability
 from .config import Settings
 from .errors import ApiError
+from .memory import malloc_trim
 from .models.registry import LoadedModel, Registry
-from .models.sessions import Providers, resolve_providers
+from .models.sessions import Providers
 
 log = logging.getLogger(__name__)
 
@@ -77,13 +78,16 @@ class InferenceGate:
     """One inference at a time per worker; at most `queue_depth` requests wait for it, and the
     next one is turned away at once (503 busy, Retry-After) instead of queueing without bound."""
 
-    def __init__(self, *, queue_depth: int, wait_timeout: float) -> None:
+    def __init__(self, *, queue_depth: int, wait_timeout: float, trim_after_request: bool = False) -> None:
         self.queue_depth = queue_depth
         self.wait_timeout = wait_timeout
+        self.trim_after_request = trim_after_request
         self._cond = threading.Condition()
         self._busy = False
         self._waiting = 0
         self.busy_since: float | None = None  # monotonic time the running inference started
+        self.released_at = time.monotonic()  # when the last inference ended
+        self.trimmed = True  # no inference since the last malloc_trim
         self.rejected = 0
 
     @contextmanager
@@ -106,7 +110,23 @@ class InferenceGate:
             with self._cond:
                 self._busy = False
                 self.busy_since = None
+                self.released_at = time.monotonic()
+                self.trimmed = False
+                trim_now = self.trim_after_request and self._waiting == 0
                 self._cond.notify()
+            if trim_now:
+                self.trim()
+
+    def trim(self) -> None:
+        """malloc_trim, marking this worker's heap as trimmed (see app/memory.py)."""
+        self.trimmed = True
+        malloc_trim()
+
+    def idle_for(self) -> float:
+        """Seconds since the last inference ended (0 while one runs or waits)."""
+        if self._busy or self._waiting:
+            return 0.0
+        return time.monotonic() - self.released_at
 
     def overdue(self, *, limit: float) -> float | None:
         """Seconds the running inference has taken, when that is more than `limit`."""
@@ -139,7 +159,11 @@ class Runtime:
         self.registry = registry
         self.phases = Phases()
         self.gate: StartupGate | None = None
-        self.inference_gate = InferenceGate(queue_depth=settings.queue_depth, wait_timeout=float(settings.timeout))
+        self.inference_gate = InferenceGate(
+            queue_depth=settings.queue_depth,
+            wait_timeout=float(settings.timeout),
+            trim_after_request=settings.malloc_trim == "request",
+        )
         self.warmup_sources: list[WarmupSource] = []
         self.warm = False
         self.warmup_seconds: float | None = None
@@ -154,7 +178,7 @@ class Runtime:
     @property
     def providers(self) -> Providers:
         if self._providers is None:
-            self._providers = resolve_providers(self.settings.ort_providers)
+            self._providers = self.settings.session_providers()
         return self._providers
 
     def load_models(self) -> list[LoadedModel]:
@@ -184,12 +208,22 @@ class Runtime:
         """`warm_app` runs one warm-up pass through the app (set by the app factory)."""
         self._warm_app = warm_app
 
-    def run_warmup(self, *, passes: int, heartbeat: Callable[[], None] | None = None) -> float:
-        """Run `passes` warm-up passes; returns the seconds taken and marks this process warm."""
+    def run_warmup(
+        self,
+        *,
+        passes: int,
+        heartbeat: Callable[[], None] | None = None,
+        keep_going: Callable[[], bool] | None = None,
+    ) -> float:
+        """Run `passes` warm-up passes; returns the seconds taken and marks this process warm.
+
+        `keep_going` is asked between passes (a worker told to stop by SIGTERM stops warming)."""
         if self._warm_app is None:
             raise RuntimeError("no app bound to this runtime")
         started = time.perf_counter()
         for _ in range(passes):
+            if keep_going is not None and not keep_going():
+                break
             self._warm_app()
             if heartbeat is not None:
                 heartbeat()

@@ -51,3 +51,33 @@ def test_providers() -> None:
     assert not resolve_providers("cpu", available=[CUDA, CPU]).accelerated
     with pytest.raises(ProviderError, match="CUDAExecutionProvider"):
         resolve_providers("cuda", available=[CPU])
+
+
+def test_memory_settings_reach_the_session_factory() -> None:
+    from app.models.sessions import session_options
+
+    settings = Settings.from_env({"ORT_CPU_ARENA": "false", "ORT_MEM_PATTERN": "off", "MALLOC_TRIM": "idle", "MALLOC_TRIM_IDLE_S": "2.5"})
+    providers = settings.session_providers()
+    assert providers.cpu_arena is False and providers.mem_pattern is False
+    assert settings.malloc_trim == "idle" and settings.malloc_trim_idle_s == 2.5
+    options = session_options(cpu_arena=providers.cpu_arena, mem_pattern=providers.mem_pattern)
+    assert options.enable_cpu_mem_arena is False and options.enable_mem_pattern is False
+    assert session_options().enable_cpu_mem_arena is True
+    with pytest.raises(ConfigError, match="MALLOC_TRIM"):
+        Settings.from_env({"MALLOC_TRIM": "always"})
+
+
+def test_inference_gate_trims_after_a_request_only_when_asked() -> None:
+    from app.memory import malloc_trim
+    from app.runtime import InferenceGate
+
+    assert malloc_trim() is True  # glibc here
+    eager = InferenceGate(queue_depth=1, wait_timeout=1.0, trim_after_request=True)
+    lazy = InferenceGate(queue_depth=1, wait_timeout=1.0)
+    for gate in (eager, lazy):
+        with gate.slot():
+            assert gate.idle_for() == 0.0
+    assert eager.trimmed is True and lazy.trimmed is False
+    assert lazy.idle_for() >= 0.0
+    lazy.trim()
+    assert lazy.trimmed is True

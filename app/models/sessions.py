@@ -26,9 +26,12 @@ class ProviderError(ValueError):
 
 @dataclass(frozen=True)
 class Providers:
-    """The execution providers to ask for, in order of preference (CPU always last)."""
+    """How sessions are built: the execution providers to ask for, in order of preference (CPU
+    always last), and the CPU memory options (ORT_CPU_ARENA, ORT_MEM_PATTERN)."""
 
     names: tuple[str, ...]
+    cpu_arena: bool = True
+    mem_pattern: bool = True
 
     @property
     def accelerated(self) -> bool:
@@ -36,7 +39,9 @@ class Providers:
         return any(name != CPU for name in self.names)
 
 
-def resolve_providers(setting: str, *, available: list[str] | None = None) -> Providers:
+def resolve_providers(
+    setting: str, *, available: list[str] | None = None, cpu_arena: bool = True, mem_pattern: bool = True
+) -> Providers:
     """Turn ORT_PROVIDERS into a provider list.
 
     "auto": CUDA when this onnxruntime build offers it, else CPU. "cpu", "cuda", or a comma list of
@@ -56,12 +61,16 @@ def resolve_providers(setting: str, *, available: list[str] | None = None) -> Pr
             )
         if CPU not in names:
             names.append(CPU)
-    return Providers(tuple(names))
+    return Providers(tuple(names), cpu_arena=cpu_arena, mem_pattern=mem_pattern)
 
 
-def session_options() -> ort.SessionOptions:
-    """Options shared by every session (see the module docstring)."""
+def session_options(*, cpu_arena: bool = True, mem_pattern: bool = True) -> ort.SessionOptions:
+    """Options shared by every session (see the module docstring). `cpu_arena`: onnxruntime keeps
+    freed activation buffers for reuse (fast, but resident per worker); `mem_pattern`: it plans one
+    block per run for all activations (bench.suite measures both)."""
     options = ort.SessionOptions()
+    options.enable_cpu_mem_arena = cpu_arena
+    options.enable_mem_pattern = mem_pattern
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -78,7 +87,8 @@ def create_session(model: Path | bytes, *, providers: Providers, label: str) -> 
     Raises RuntimeError-derived onnxruntime errors for corrupt files; callers name the file.
     """
     source = str(model) if isinstance(model, Path) else model
-    session = ort.InferenceSession(source, sess_options=session_options(), providers=list(providers.names))
+    options = session_options(cpu_arena=providers.cpu_arena, mem_pattern=providers.mem_pattern)
+    session = ort.InferenceSession(source, sess_options=options, providers=list(providers.names))
     active = active_provider(session)
     if providers.accelerated and active == CPU:
         log.warning("model %s: %s requested but the session runs on CPU", label, providers.names[0])
