@@ -25,7 +25,7 @@ import onnx
 import onnxruntime
 from PIL import Image
 
-from app.models.faces import Face, nms
+from app.models.faces import Face, faces_from_detections
 
 __all__ = ["CenterFace", "decode", "letterbox", "make_dims_dynamic"]
 
@@ -225,22 +225,7 @@ def decode(
     marks[:, :, 1] = (points[:, :, 0] * box_h[:, None] + y1[:, None]) / scale_y
 
     boxes = np.stack([x1 / scale_x, y1 / scale_y, (x1 + box_w) / scale_x, (y1 + box_h) / scale_y], axis=1)
-    if image_size is not None:
-        width, height = image_size
-        boxes[:, 0::2] = np.clip(boxes[:, 0::2], 0.0, float(width))
-        boxes[:, 1::2] = np.clip(boxes[:, 1::2], 0.0, float(height))
-    valid = (boxes[:, 2] > boxes[:, 0]) & (boxes[:, 3] > boxes[:, 1])
-    boxes, scores, marks = boxes[valid], scores[valid], marks[valid]
-
-    keep = nms(boxes, scores, iou_threshold=nms_threshold)
-    return [
-        Face(
-            box=(float(boxes[k, 0]), float(boxes[k, 1]), float(boxes[k, 2]), float(boxes[k, 3])),
-            score=float(scores[k]),
-            landmarks=marks[k].astype(np.float32),
-        )
-        for k in keep
-    ]
+    return faces_from_detections(boxes, scores, marks, nms_threshold=nms_threshold, image_size=image_size)
 
 
 class CenterFace:

@@ -122,3 +122,32 @@ def nms(boxes: np.ndarray, scores: np.ndarray, *, iou_threshold: float) -> np.nd
         iou = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
         order = rest[iou <= iou_threshold]
     return np.asarray(keep, dtype=np.int64)
+
+
+def faces_from_detections(
+    boxes: np.ndarray,
+    scores: np.ndarray,
+    marks: np.ndarray,
+    *,
+    nms_threshold: float,
+    image_size: tuple[int, int] | None,
+) -> list[Face]:
+    """The shared end of every detector's decode: clip (N, 4) boxes to `image_size` = (width,
+    height) px when given (landmarks stay unclipped), drop empty boxes, NMS, and build `Face`s,
+    best score first. `marks` is (N, 5, 2) [x, y] in image px."""
+    boxes = np.array(boxes, dtype=np.float64, copy=True)
+    if image_size is not None:
+        width, height = image_size
+        boxes[:, 0::2] = np.clip(boxes[:, 0::2], 0.0, float(width))
+        boxes[:, 1::2] = np.clip(boxes[:, 1::2], 0.0, float(height))
+    valid = (boxes[:, 2] > boxes[:, 0]) & (boxes[:, 3] > boxes[:, 1])
+    boxes, scores, marks = boxes[valid], scores[valid], marks[valid]
+    keep = nms(boxes, scores, iou_threshold=nms_threshold)
+    return [
+        Face(
+            box=(float(boxes[k, 0]), float(boxes[k, 1]), float(boxes[k, 2]), float(boxes[k, 3])),
+            score=float(scores[k]),
+            landmarks=marks[k].astype(np.float32),
+        )
+        for k in keep
+    ]

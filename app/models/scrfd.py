@@ -26,7 +26,7 @@ import numpy as np
 import onnxruntime
 
 from .centerface import letterbox
-from .faces import Face, nms
+from .faces import Face, faces_from_detections
 from .insight import to_blob
 
 __all__ = ["Scrfd", "anchor_centres", "decode"]
@@ -121,21 +121,7 @@ def decode(
     boxes[:, 1::2] /= scale_y
     marks[:, :, 0] /= scale_x
     marks[:, :, 1] /= scale_y
-    if image_size is not None:
-        image_w, image_h = image_size
-        boxes[:, 0::2] = np.clip(boxes[:, 0::2], 0.0, float(image_w))
-        boxes[:, 1::2] = np.clip(boxes[:, 1::2], 0.0, float(image_h))
-    valid = (boxes[:, 2] > boxes[:, 0]) & (boxes[:, 3] > boxes[:, 1])
-    boxes, scores, marks = boxes[valid], scores[valid], marks[valid]
-    keep = nms(boxes, scores, iou_threshold=nms_threshold)
-    return [
-        Face(
-            box=(float(boxes[k, 0]), float(boxes[k, 1]), float(boxes[k, 2]), float(boxes[k, 3])),
-            score=float(scores[k]),
-            landmarks=marks[k].astype(np.float32),
-        )
-        for k in keep
-    ]
+    return faces_from_detections(boxes, scores, marks, nms_threshold=nms_threshold, image_size=image_size)
 
 
 class Scrfd:
