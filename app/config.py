@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 DEFAULT_MODELS = ("u2net", "centerface")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
-MALLOC_TRIM_MODES = ("off", "request", "idle")
+RELEASE_MEMORY_MODES = ("off", "request", "idle")
+ARENA_MODES = ("shared", "session", "off")  # ORT_CPU_ARENA, see app/models/sessions.py
 LOG_FORMATS = ("text", "json")
 _ORIGIN = re.compile(r"^https?://[a-z0-9.-]+(:[0-9]{1,5})?$|^https?://\[[0-9a-f:.]+\](:[0-9]{1,5})?$")
 
@@ -62,10 +63,11 @@ class Settings:
     max_image_pixels: int = 50_000_000
     working_max_side: int = 2048
     log_level: str = "info"
-    ort_cpu_arena: bool = True
-    ort_mem_pattern: bool = True
-    malloc_trim: str = "off"  # off | request | idle
-    malloc_trim_idle_s: float = 1.0
+    ort_cpu_arena: str = "shared"  # shared | session | off (app/models/sessions.py)
+    ort_mem_pattern: bool = False
+    release_memory: str = "idle"  # off | request | idle (app/memory.py)
+    release_memory_idle_s: float = 2.0
+    keep_memory_workers: int = 1  # workers that keep their working memory when idle (app/runtime.py MemoryKeepers)
     log_format: str = "text"  # "json": one JSON object per log line, access lines included
     metrics_dir: Path | None = None  # None: a fresh private folder under the temp dir per server start
     cors_origins: tuple[str, ...] = ()  # empty: no CORS headers at all; ("*",): any origin
@@ -121,10 +123,11 @@ class Settings:
             max_image_pixels=reader.integer("MAX_IMAGE_PIXELS", defaults.max_image_pixels, low=64 * 64, high=1_000_000_000),
             working_max_side=reader.integer("WORKING_MAX_SIDE", defaults.working_max_side, low=320, high=16384),
             log_level=reader.choice("LOG_LEVEL", defaults.log_level, LOG_LEVELS),
-            ort_cpu_arena=reader.boolean("ORT_CPU_ARENA", defaults.ort_cpu_arena),
+            ort_cpu_arena=reader.choice("ORT_CPU_ARENA", defaults.ort_cpu_arena, ARENA_MODES),
             ort_mem_pattern=reader.boolean("ORT_MEM_PATTERN", defaults.ort_mem_pattern),
-            malloc_trim=reader.choice("MALLOC_TRIM", defaults.malloc_trim, MALLOC_TRIM_MODES),
-            malloc_trim_idle_s=reader.number("MALLOC_TRIM_IDLE_S", defaults.malloc_trim_idle_s, low=0.1, high=3600),
+            release_memory=reader.choice("RELEASE_MEMORY", defaults.release_memory, RELEASE_MEMORY_MODES),
+            release_memory_idle_s=reader.number("RELEASE_MEMORY_IDLE_S", defaults.release_memory_idle_s, low=0.1, high=3600),
+            keep_memory_workers=reader.integer("KEEP_MEMORY_WORKERS", defaults.keep_memory_workers, low=0, high=64),
             log_format=reader.choice("LOG_FORMAT", defaults.log_format, LOG_FORMATS),
             metrics_dir=reader.optional_path("METRICS_DIR"),
             cors_origins=reader.origins("CORS_ORIGINS"),

@@ -159,7 +159,8 @@ def encode(
         options["dpi"] = (dpi, dpi)
     buffer = io.BytesIO()
     if fmt == "png":
-        image.save(buffer, "PNG", compress_level=3, **options)
+        # zlib level 1: the fastest real compression; higher levels buy a few % of size for much more CPU
+        image.save(buffer, "PNG", compress_level=1, **options)
     elif fmt == "jpeg":
         image.save(buffer, "JPEG", quality=jpeg_quality, subsampling=0 if jpeg_quality >= 90 else 2, **options)
     else:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from . import observability
 from .models.registry import ModelFileError
 from .models.sessions import ProviderError
-from .runtime import Runtime, StartupGate
+from .runtime import MemoryKeepers, Runtime, StartupGate
 
 if TYPE_CHECKING:
     from gunicorn.arbiter import Arbiter
@@ -70,6 +70,8 @@ def on_starting(server: Arbiter) -> None:
     for name, seconds in _BOOT_PHASES.items():
         runtime.phases.record(name, seconds)
     settings = runtime.settings
+    if settings.release_memory == "idle":
+        runtime.keepers = MemoryKeepers(settings.keep_memory_workers)
     if not settings.preload_models:
         server.log.info("PRELOAD_MODELS=false: each worker loads its models on first use")
         return
@@ -134,7 +136,8 @@ def post_worker_init(worker: Worker) -> None:
 
 def start_watchdog(runtime: Runtime, *, limit: float) -> threading.Thread:
     """Replace this worker when one request's inference runs past TIMEOUT (and, with
-    MALLOC_TRIM=idle, trim the heap once the worker has been idle for MALLOC_TRIM_IDLE_S).
+    RELEASE_MEMORY=idle, give the working memory back once the worker has been idle for
+    RELEASE_MEMORY_IDLE_S).
 
     gthread workers keep beating gunicorn's heartbeat from their main thread while a request
     thread is stuck, so gunicorn's own timeout never fires for a slow request. The watchdog ends
@@ -143,14 +146,25 @@ def start_watchdog(runtime: Runtime, *, limit: float) -> threading.Thread:
     """
 
     gate = runtime.inference_gate
-    trim_when_idle = runtime.settings.malloc_trim == "idle"
-    idle_after = runtime.settings.malloc_trim_idle_s
+    keepers = runtime.keepers
+    pid = os.getpid()
+    release_when_idle = runtime.settings.release_memory == "idle"
+    idle_after = runtime.settings.release_memory_idle_s
 
     def watch() -> None:
+        keeping = False
         while True:
             time.sleep(WATCHDOG_PERIOD_S)
-            if trim_when_idle and not gate.trimmed and gate.idle_for() >= idle_after:
-                gate.trim()  # MALLOC_TRIM=idle: give the heap back once the worker is quiet
+            if release_when_idle and not gate.released and gate.idle_for() >= idle_after:
+                # RELEASE_MEMORY=idle: a quiet worker gives its working memory back, unless it is
+                # (or now becomes) one of the KEEP_MEMORY_WORKERS
+                if keepers is not None and keepers.claim(pid):
+                    if not keeping:
+                        keeping = True
+                        log.info("worker %d keeps its working memory when idle (one of KEEP_MEMORY_WORKERS)", pid)
+                else:
+                    gate.release()
+                    log.info("worker %d idle for %.1f s: working memory given back", pid, gate.idle_for())
             elapsed = gate.overdue(limit=limit)
             if elapsed is not None:
                 log.error(
@@ -184,5 +198,9 @@ def worker_exit(server: Arbiter, worker: Worker) -> None:
 
 def child_exit(server: Arbiter, worker: Worker) -> None:
     """Master, after a worker exited (crash, SIGKILL, recycling, shutdown): drop its live metrics
-    (workers_ready) so /metrics counts only live workers; its counters stay in the totals."""
+    (workers_ready) so /metrics counts only live workers; its counters stay in the totals. Free its
+    memory keeper slot for a live worker."""
     observability.worker_gone(worker.pid)
+    keepers = _runtime_of(server.app.wsgi()).keepers
+    if keepers is not None:
+        keepers.drop(worker.pid)

@@ -1,10 +1,12 @@
-"""Giving freed heap memory back to the operating system (glibc's malloc_trim).
+"""Giving an idle worker's working memory back to the operating system.
 
-With onnxruntime's CPU arena off (ORT_CPU_ARENA=false), a run's activation buffers come from malloc
-and go back to it; glibc keeps the freed pages mapped. malloc_trim(0) returns them, so an idle
-worker holds only what it shares with the master. MALLOC_TRIM chooses when: after each request
-(`request`; the next run faults its pages in again) or once a worker has been idle for
-MALLOC_TRIM_IDLE_S (`idle`; back-to-back requests keep reusing the same pages).
+A run's activation buffers come from onnxruntime's shared CPU arena (ORT_CPU_ARENA=shared, the
+default) or straight from malloc (ORT_CPU_ARENA=off). `release()` shrinks the shared arena (its free
+regions go back to malloc), then malloc_trim(0) returns glibc's free pages, so an idle worker holds
+little more than what it shares with the master. RELEASE_MEMORY chooses when: once a worker has been
+idle for RELEASE_MEMORY_IDLE_S (`idle`, the default: back-to-back requests keep reusing the same
+buffers and only the first request after a quiet spell grows them again), after every request
+(`request`), or never (`off`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+
+from .models.sessions import shrink_shared_arena
 
 
 @functools.cache
@@ -34,3 +38,9 @@ def malloc_trim() -> bool:
         return False
     libc.malloc_trim(0)
     return True
+
+
+def release() -> None:
+    """Shrink the shared onnxruntime arena, then trim the heap."""
+    shrink_shared_arena()
+    malloc_trim()

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from . import observability
 from .config import Settings
 from .errors import ApiError
-from .memory import malloc_trim
+from . import memory
 from .models.registry import LoadedModel, Registry
 from .models.sessions import Providers
 
@@ -74,20 +74,60 @@ class StartupGate:
         return self.warm >= self.expected
 
 
+class MemoryKeepers:
+    """The workers that keep their working memory when idle (KEEP_MEMORY_WORKERS): their pids, in
+    memory shared across the fork.
+
+    With RELEASE_MEMORY=idle a quiet worker gives its onnxruntime buffers back, and its next run
+    pays for growing them again. A keeper holds on to its buffers instead, and an idle keeper wins
+    the race to accept a new connection (app/worker.py), so the first request after a quiet spell
+    runs at full speed while the other workers cost almost nothing at rest. A worker becomes a
+    keeper when it goes idle and a slot is free; the master frees a dead worker's slot.
+    """
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self._pids = multiprocessing.get_context("fork").Array("i", max(count, 1))
+
+    def claim(self, pid: int) -> bool:
+        """True when `pid` is (now) a keeper."""
+        if self.count == 0:
+            return False
+        with self._pids.get_lock():
+            slots = self._pids.get_obj()
+            if pid in slots[: self.count]:
+                return True
+            for index in range(self.count):
+                if slots[index] == 0:
+                    slots[index] = pid
+                    return True
+        return False
+
+    def holds(self, pid: int) -> bool:
+        return self.count > 0 and pid in self._pids[: self.count]
+
+    def drop(self, pid: int) -> None:
+        with self._pids.get_lock():
+            slots = self._pids.get_obj()
+            for index in range(self.count):
+                if slots[index] == pid:
+                    slots[index] = 0
+
+
 class InferenceGate:
     """One inference at a time per worker; at most `queue_depth` requests wait for it, and the
     next one is turned away at once (503 busy, Retry-After) instead of queueing without bound."""
 
-    def __init__(self, *, queue_depth: int, wait_timeout: float, trim_after_request: bool = False) -> None:
+    def __init__(self, *, queue_depth: int, wait_timeout: float, release_after_request: bool = False) -> None:
         self.queue_depth = queue_depth
         self.wait_timeout = wait_timeout
-        self.trim_after_request = trim_after_request
+        self.release_after_request = release_after_request
         self._cond = threading.Condition()
         self._busy = False
         self._waiting = 0
         self.busy_since: float | None = None  # monotonic time the running inference started
         self.released_at = time.monotonic()  # when the last inference ended
-        self.trimmed = True  # no inference since the last malloc_trim
+        self.released = True  # no inference since memory was last released
         self.rejected = 0
 
     @contextmanager
@@ -111,16 +151,16 @@ class InferenceGate:
                 self._busy = False
                 self.busy_since = None
                 self.released_at = time.monotonic()
-                self.trimmed = False
-                trim_now = self.trim_after_request and self._waiting == 0
+                self.released = False
+                release_now = self.release_after_request and self._waiting == 0
                 self._cond.notify()
-            if trim_now:
-                self.trim()
+            if release_now:
+                self.release()
 
-    def trim(self) -> None:
-        """malloc_trim, marking this worker's heap as trimmed (see app/memory.py)."""
-        self.trimmed = True
-        malloc_trim()
+    def release(self) -> None:
+        """Give this worker's free working memory back to the OS (see app/memory.py)."""
+        self.released = True
+        memory.release()
 
     def idle_for(self) -> float:
         """Seconds since the last inference ended (0 while one runs or waits)."""
@@ -159,10 +199,11 @@ class Runtime:
         self.registry = registry
         self.phases = Phases()
         self.gate: StartupGate | None = None
+        self.keepers: MemoryKeepers | None = None  # created in the master before the fork (RELEASE_MEMORY=idle)
         self.inference_gate = InferenceGate(
             queue_depth=settings.queue_depth,
             wait_timeout=float(settings.timeout),
-            trim_after_request=settings.malloc_trim == "request",
+            release_after_request=settings.release_memory == "request",
         )
         self.warmup_sources: list[WarmupSource] = []
         self.warm = False
@@ -289,7 +330,12 @@ class Runtime:
             "pid": os.getpid(),
             "mode": "preload" if self.settings.preload_models else "lazy",
             "models": {entry.name: entry.describe() for entry in self.registry.loaded()},
-            "worker": {"warm": self.warm, "warmup_seconds": _rounded(self.warmup_seconds)},
+            "worker": {
+                "warm": self.warm,
+                "warmup_seconds": _rounded(self.warmup_seconds),
+                "memory_released": self.inference_gate.released,
+                "memory_keeper": self.keepers is not None and self.keepers.holds(os.getpid()),
+            },
             "startup": self.phases.as_dict(),
         }
         if self.gate is not None:

@@ -41,7 +41,7 @@ import onnxruntime as ort
 from PIL import Image
 
 from app.config import Settings
-from app.models.sessions import session_options
+from app.models.sessions import session_options, shrink_shared_arena, use_shared_arena
 
 from .common import MODEL, WORK, cutout_photo, model_home, portrait_photo, private_kib, shared_kib, smaps_rollup, summary
 
@@ -180,6 +180,8 @@ ALLOCATOR_VARIANTS: dict[str, AllocatorVariant] = {
     "arena-shrink": AllocatorVariant("arena on, shrunk at the end of every run", shrink=True),
     "arena-idle-shrink": AllocatorVariant("process-wide arena, memory pattern off, shrunk once the runs are over (when idle)",
                                           pattern=False, same_as_requested=True, idle_shrink=True),
+    "arena-idle-shrink-trim": AllocatorVariant("process-wide arena, memory pattern off, shrunk and malloc_trim(0) once the runs are over (when idle)",
+                                               pattern=False, same_as_requested=True, idle_shrink=True, idle_trim=True),
     "arena-nopattern-shrink": AllocatorVariant("arena on, memory pattern off, shrunk at the end of every run", pattern=False, shrink=True),
     "no-arena": AllocatorVariant("arena off", arena=False),
     "no-arena-trim": AllocatorVariant("arena off + malloc_trim(0) after every run (the prototype)", arena=False, trim=True),
@@ -194,34 +196,12 @@ def _libc() -> ctypes.CDLL:
     return ctypes.CDLL("libc.so.6")
 
 
-def register_same_as_requested_arena() -> None:
-    """A CPU arena for the whole process that grows by the size requested (kSameAsRequested = 1)."""
-    info = ort.OrtMemoryInfo("Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, ort.OrtMemType.DEFAULT)
-    ort.create_and_register_allocator(info, ort.OrtArenaCfg({"arena_extend_strategy": 1}))
-
-
-def tiny_session(options: ort.SessionOptions) -> ort.InferenceSession:
-    """A one-node model (Identity) whose session shares the process-wide arena."""
-    import onnx
-    from onnx import TensorProto, helper
-
-    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "tiny",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    return ort.InferenceSession(onnx._serialize(model) if hasattr(onnx, "_serialize") else model.SerializeToString(),
-                                sess_options=options, providers=["CPUExecutionProvider"])
-
-
 def allocator(name: str, runs: int, warmup: int) -> dict[str, object]:
     variant = ALLOCATOR_VARIANTS[name]
-    options = session_options()
-    options.enable_cpu_mem_arena = variant.arena
-    options.enable_mem_pattern = variant.pattern
-    if variant.same_as_requested:
-        register_same_as_requested_arena()
-        options.add_session_config_entry("session.use_env_allocators", "1")
+    arena = "shared" if variant.same_as_requested else "session" if variant.arena else "off"
+    if arena == "shared":
+        use_shared_arena()  # the app's process-wide arena (ORT_CPU_ARENA=shared)
+    options = session_options(cpu_arena=arena, mem_pattern=variant.pattern)
     run_options = ort.RunOptions()
     if variant.shrink:
         run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
@@ -229,7 +209,6 @@ def allocator(name: str, runs: int, warmup: int) -> dict[str, object]:
     started = time.perf_counter()
     session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
     load_seconds = time.perf_counter() - started
-    shrinker = tiny_session(options) if variant.idle_shrink else None
     feed = u2net_feed(cutout_photo().jpeg, session.get_inputs()[0].name)
     libc = _libc()
     parent_before = smaps_rollup(os.getpid())
@@ -251,17 +230,20 @@ def allocator(name: str, runs: int, warmup: int) -> dict[str, object]:
         steady = samples[warmup:]
         time.sleep(0.2)
         busy = smaps_rollup(os.getpid())
+        if variant.idle_shrink:
+            shrink_shared_arena()
         if variant.idle_trim:
             libc.malloc_trim(0)
-        if shrinker is not None:
-            shrink = ort.RunOptions()
-            shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
-            shrinker.run(None, {"x": np.zeros((1,), dtype=np.float32)}, shrink)
         memory = smaps_rollup(os.getpid())
+        # the first run after the memory went back pays for growing it again
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            after_release = pool.submit(one_run).result()
         status = Path(f"/proc/{os.getpid()}/status").read_text()
         hwm = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
         return {
             "first_run_s": samples[0][0],
+            "after_release_s": after_release[0],
+            "after_release_faults": after_release[2],
             "latency": summary([sample[0] for sample in steady]),
             "cpu": summary([sample[1] for sample in steady]),
             "minor_faults": summary([float(sample[2]) for sample in steady]),
@@ -353,6 +335,7 @@ def preopt_session(path: Path, entries: dict[str, str], optimise: bool) -> ort.I
 
 
 def preopt(runs: int, warmup: int, loads: int, children: int = 2) -> dict[str, object]:
+    use_shared_arena()  # the default ORT_CPU_ARENA=shared, as in the server
     source = model_home() / f"{MODEL}.onnx"
     in_child(lambda: [str(path) for path in optimised_files(source, WORK / "optimised")])  # written in a child: this process stays lean
     variants = preopt_variants(source, WORK / "optimised")

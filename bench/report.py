@@ -195,7 +195,8 @@ class Figures:
         high = 4 if 4 in counts else (max(counts) if counts else None)
         one, many = self.memory(True, 1), (self.memory(True, high) if high else None)
         if one and many and high and high > 1:
-            configs.append({"label": "default (arena on, gc.freeze)", "one": one, "many": many, "workers": high})
+            configs.append({"label": "default (shared arena, memory pattern off, idle workers release it, one keeps it; gc.freeze)",
+                            "one": one, "many": many, "workers": high})
         by_label: dict[str, dict] = {}
         for row in self.variant_rows:
             entry = by_label.setdefault(row["label"], {"label": row["label"], "env": row.get("env", {})})
@@ -224,7 +225,7 @@ class Figures:
 def allocator_notes(f: Figures, default: dict | None) -> list[str]:
     """What the in-process allocator experiment says about memory against latency, from its numbers."""
     rows = get(f.r, "sections", "allocator", "rows", default=[]) or []
-    arena = allocator_child(f.r, "arena (default)")
+    arena = rows[0].get("child") if rows else None  # onnxruntime's default, the baseline
     if not rows or not arena:
         return []
     base_cpu = num(get(arena, "cpu", "p50"))
@@ -238,7 +239,9 @@ def allocator_notes(f: Figures, default: dict | None) -> list[str]:
         busy = child.get("private_busy_mib", child.get("private_mib"))
         lines.append(f"{row['label']}: {fmt(child.get('private_mib'))} MiB kept after the runs"
                      + (f" ({fmt(busy)} MiB while busy)" if num(busy) is not None and abs((num(busy) or 0) - (num(child.get('private_mib')) or 0)) > 1 else "")
-                     + f", {fmt(get(child, 'minor_faults', 'p50'), 0)} page faults per run, CPU {pct((cpu or math.nan) - 1)} against the arena")
+                     + f", {fmt(get(child, 'minor_faults', 'p50'), 0)} page faults per run, CPU {pct((cpu or math.nan) - 1)} against "
+                     "onnxruntime's default"
+                     + (f", first run after the release {fmt(child.get('after_release_s'))} s" if "idle" in row.get("label", "") else ""))
     text = ("**Memory against latency, in process** (allocator table): " + "; ".join(lines) + ". ")
     if budget is not None and not math.isnan(budget):
         both = [row["label"] for row in rows
@@ -247,7 +250,7 @@ def allocator_notes(f: Figures, default: dict | None) -> list[str]:
         fast = [row for row in rows if (ratio(get(row, "child", "cpu", "p50"), base_cpu) or math.inf) <= 1 + LATENCY_SLACK]
         text += f"The memory target leaves each extra worker {fmt(budget)} MiB. "
         if both:
-            text += "In process, " + ", ".join(both) + f" keep(s) a worker under that within {LATENCY_SLACK:.0%} of the arena's CPU time. "
+            text += "In process, " + ", ".join(both) + f" keep(s) a worker under that within {LATENCY_SLACK:.0%} of onnxruntime's default's CPU time. "
         else:
             text += (f"No allocator measured here keeps a worker under it within {LATENCY_SLACK:.0%} of the arena's CPU time: "
                      "memory given back after a run is faulted in and zeroed again by the next run (the page-fault column), "
@@ -302,6 +305,26 @@ def targets(f: Figures) -> tuple[str, list[str]]:
             f"{fmt(get(many, 'memory', 'worker_private_mib'))} MiB private after traffic. For {default['workers']} workers to "
             f"stay under {MEMORY_TARGET}x, each extra worker may add only "
             f"{fmt((MEMORY_TARGET - 1) * (num(get(one, 'memory', 'tree_pss_mib')) or math.nan) / (default['workers'] - 1))} MiB."
+        )
+    if good and measured[0] in good:
+        default = measured[0]
+        one, many = default.get("one", {}), default.get("many", {})
+        released = next((row.get("child", {}) for row in get(f.r, "sections", "allocator", "rows", default=[]) or []
+                         if row.get("variant") == "arena-idle-shrink-trim"), {})
+        after, steady = num(released.get("after_release_s")), num(get(released, "latency", "p50"))
+        notes.append(
+            f"**Memory.** With the default configuration one worker's tree is {fmt(get(one, 'memory', 'tree_pss_mib'))} MiB after "
+            f"traffic and {default['workers']} workers' {fmt(get(many, 'memory', 'tree_pss_mib'))} MiB ({fx(default.get('ratio'))}); "
+            f"right after the traffic, before any worker has gone idle, {fmt(get(many, 'memory_busy', 'tree_pss_mib'))} MiB "
+            f"({fx(ratio(get(many, 'memory_busy', 'tree_pss_mib'), get(one, 'memory_busy', 'tree_pss_mib')))}). "
+            "Every session allocates from one process-wide onnxruntime arena that grows by what is asked (`ORT_CPU_ARENA=shared`, "
+            "memory pattern off); a worker idle for `RELEASE_MEMORY_IDLE_S` shrinks it and trims the heap, except one "
+            "(`KEEP_MEMORY_WORKERS=1`) that keeps its buffers and, while idle, wins the race to accept the next connection. "
+            "Back-to-back requests never give anything back, so steady latency is that of a never-released arena. "
+            + (f"The price: a request that lands on a worker that gave its memory back runs the model {fmt(after - steady)} s "
+               f"longer (in process: {fmt(after)} s against {fmt(steady)} s: page faults while the arena grows again); that "
+               "happens only when more requests arrive together than keepers are idle after a quiet spell. "
+               if after is not None and steady is not None else "")
         )
     notes += allocator_notes(f, measured[0] if measured else None)
     if needs:
@@ -517,14 +540,17 @@ def render_markdown(results: dict, gpu: dict | None, chart_name: str) -> str:
         base = f.memory(row["preload"], 1)
         rows.append(["preload" if row["preload"] else "lazy", str(row["workers"]), fmt(row.get("ready_s")), fmt(memory.get("tree_pss_mib")),
                      fx(ratio(memory.get("tree_pss_mib"), get(base, "memory", "tree_pss_mib"))), fmt(memory.get("master_pss_mib")),
-                     fmt(memory.get("worker_pss_mib")), fmt(memory.get("worker_private_mib")), fmt(memory.get("worker_shared_mib")),
+                     fmt(memory.get("worker_pss_mib")), fmt(memory.get("worker_private_mib")), fmt(memory.get("worker_private_max_mib")),
+                     fmt(memory.get("worker_shared_mib")), fmt(get(row, "memory_busy", "tree_pss_mib")),
                      f"{get(row, 'served', 'served')}/{get(row, 'served', 'workers')}", fmt(get(row, "steady", "p50"))])
     if rows:
         w(f"Summed PSS of the process tree (`/proc/PID/smaps_rollup`) after every worker has answered at least "
           f"{get(results, 'sections', 'memory', 'per_worker')} cut-out request(s) (waves of one concurrent request per worker, "
-          "counted per worker pid in the access log); per worker: the mean over the workers.\n\n")
+          "counted per worker pid in the access log), once the workers have been idle long enough to give memory back "
+          "(`RELEASE_MEMORY_IDLE_S` + 2 s); per worker: the mean over the workers, and the largest private figure (the keeper's). "
+          "Busy: the summed PSS right after the last request.\n\n")
         w(table(["mode", "workers", "ready (s)", "summed PSS (MiB)", "÷ 1 worker", "master PSS", "worker PSS", "worker private",
-                 "worker shared", "workers served", "steady p50 (s)"], rows))
+                 "largest worker private", "worker shared", "busy: summed PSS", "workers served", "steady p50 (s)"], rows))
 
     w("\n## Memory variants\n")
     err_v = section_error(results, "variants")
@@ -533,12 +559,14 @@ def render_markdown(results: dict, gpu: dict | None, chart_name: str) -> str:
     for config in f.memory_configs():
         if config.get("needs"):
             rows.append([config["label"], " ".join(f"{k}={v}" for k, v in config.get("env", {}).items()) or "–",
-                         f"needs app setting {', '.join(config['needs'])}", "–", "–", "–", "–", "–", "–", "–"])
+                         f"needs app setting {', '.join(config['needs'])}", "–", "–", "–", "–", "–", "–", "–", "–"])
             continue
         error = get(config, "one", "error") or get(config, "many", "error")
         rows.append([config["label"], " ".join(f"{k}={v}" for k, v in config.get("env", {}).items()) or "–",
                      fmt(get(config, "one", "memory", "tree_pss_mib")), fmt(get(config, "many", "memory", "tree_pss_mib")),
-                     fx(config.get("ratio")), fmt(get(config, "many", "memory", "worker_private_mib")), fmt(config.get("p50")),
+                     fx(config.get("ratio")), fmt(get(config, "many", "memory", "worker_private_mib")),
+                     fx(ratio(get(config, "many", "memory_busy", "tree_pss_mib"), get(config, "one", "memory_busy", "tree_pss_mib"))),
+                     fmt(config.get("p50")),
                      pct((config.get("vs_best") or math.nan) - 1), fmt(get(config, "one", "cpu_per_request_s")),
                      fx(get(config, "one", "cold_penalty")) + (f" (failed: {error})" if error else "")])
     if rows:
@@ -548,7 +576,7 @@ def render_markdown(results: dict, gpu: dict | None, chart_name: str) -> str:
           "`no gc.freeze()` runs `bench/gunicorn_variant.conf.py`: the real gunicorn.conf.py with only the freeze made a "
           "no-op. Environment variables other than the app's settings are glibc's, read when the master starts and "
           "inherited by the workers.\n\n")
-        w(table(["variant", "environment", "1 worker PSS (MiB)", "N workers PSS", "ratio", "worker private", "steady p50 (s)", "vs best",
+        w(table(["variant", "environment", "1 worker PSS (MiB)", "N workers PSS", "ratio", "worker private", "busy ratio", "steady p50 (s)", "vs best",
                  "worker CPU per request (s)", "cold penalty"], rows))
 
     w("\n## In process: onnxruntime's allocator\n")
@@ -561,15 +589,18 @@ def render_markdown(results: dict, gpu: dict | None, chart_name: str) -> str:
         rows.append([row.get("label", ""), " ".join(f"{k}={v}" for k, v in (row.get("env") or {}).items()) or "–",
                      fmt(child.get("first_run_s")), fmt(get(child, "latency", "p50")), fmt(get(child, "cpu", "p50")),
                      fx(ratio(get(child, "cpu", "p50"), get(allocator_rows, 0, "child", "cpu", "p50"))),
-                     fmt(get(child, "minor_faults", "p50"), 0), fmt(child.get("private_mib")), fmt(child.get("peak_rss_mib"))])
+                     fmt(get(child, "minor_faults", "p50"), 0), fmt(child.get("private_mib")), fmt(child.get("private_busy_mib")),
+                     fmt(child.get("after_release_s")), fmt(child.get("peak_rss_mib"))])
     if rows:
         w("A parent builds the u2net session (the project's options: one thread) and forks a child, as gunicorn does; the "
           "child runs the photo's tensor through it from a second thread, as a gthread worker does, and reports per run "
           "the wall time, that thread's CPU time (less disturbed by other load on the machine than wall time) and its minor "
           "page faults (each one a 4 KiB page, or a 2 MiB huge page, mapped and zeroed), then the memory it keeps "
-          "privately after the runs (`bench/inproc.py allocator`).\n\n")
-        w(table(["allocator", "environment", "first run (s)", "run p50 (s)", "CPU p50 (s)", "CPU vs default", "page faults per run",
-                 "child private after (MiB)", "child peak RSS (MiB)"], rows))
+          "privately after the runs (and what is released when idle: then one more run, which grows it again) "
+          "(`bench/inproc.py allocator`).\n\n")
+        w(table(["allocator", "environment", "first run (s)", "run p50 (s)", "CPU p50 (s)", "CPU vs onnxruntime's default",
+                 "page faults per run", "child private after (MiB)", "child private while busy (MiB)", "first run after release (s)",
+                 "child peak RSS (MiB)"], rows))
 
     w("\n## In process: pre-optimised models\n")
     err_o = section_error(results, "preopt")

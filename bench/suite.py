@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from app.config import Settings
+
 from . import peer
 from .common import DOCS, MODEL, RESULTS, ROOT, WORK, cutout_photo, median, model_home, portrait_photo, say, summary, write_json
 from .servers import Call, Launched, closed_loop, must, sequential, serve_every_worker, wait_for
@@ -132,17 +134,18 @@ HEAP_KEEP = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_"
 THP = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
 
 ALLOCATOR_RUNS = (
-    # (label, bench.inproc variant, environment)
-    ("arena (default)", "arena", {}),
-    ("arena, memory pattern off", "arena-nopattern", {}),
+    # (label, bench.inproc variant, environment); the first row is the baseline the others are compared with
+    (UPSTREAM_ALLOCATOR := "onnxruntime's default: arena per session, memory pattern on", "arena", {}),
+    ("arena per session, memory pattern off", "arena-nopattern", {}),
     ("arena shrunk after each run", "arena-shrink", {}),
-    ("process-wide arena, memory pattern off, shrunk when idle", "arena-idle-shrink", {}),
+    (DEFAULT_ALLOCATOR := "pilotlight's default: process-wide arena, memory pattern off, shrunk + malloc_trim when idle",
+     "arena-idle-shrink-trim", {}),
     ("arena off", "no-arena", {}),
-    ("arena off + malloc_trim", "no-arena-trim", {}),
-    ("arena off + malloc_trim + transparent huge pages", "no-arena-trim", THP),
+    ("arena off + malloc_trim after each run", "no-arena-trim", {}),
+    ("arena off + malloc_trim after each run + transparent huge pages", "no-arena-trim", THP),
     ("arena off, memory pattern off, heap kept, malloc_trim when idle", "no-arena-nopattern-idle-trim", {**HEAP_KEEP, "MALLOC_ARENA_MAX": "1"}),
 )
-QUICK_ALLOCATOR = ("arena (default)", "arena off + malloc_trim", "arena off + malloc_trim + transparent huge pages")
+QUICK_ALLOCATOR = (UPSTREAM_ALLOCATOR, DEFAULT_ALLOCATOR)
 
 
 def section_allocator(plan: Plan, ctx: Context) -> dict:
@@ -198,13 +201,15 @@ def section_compare(plan: Plan, ctx: Context) -> dict:
             extra["idphoto"] = {"first_s": first.seconds, "steady": summary([r.seconds for r in rest]),
                                 "stages": {n: median(r.server_timing.get(n, 0.0) for r in rest) for n in (rest[0].server_timing if rest else {})}}
         extra["served"] = serve_every_worker(server, c["cutout"], workers=workers, per_worker=plan.per_worker, max_waves=4 * plan.per_worker + 4)
+        extra["memory_busy"] = server.memory()
         time.sleep(IDLE_WAIT_S)
         extra["memory"] = server.memory()
         return extra
 
     def peer_extra(server: Launched) -> dict:
+        busy = server.memory()
         time.sleep(IDLE_WAIT_S)
-        return {"memory": server.memory()}
+        return {"memory_busy": busy, "memory": server.memory()}
 
     for index in range(plan.starts):
         say(f"[compare] start {index + 1}/{plan.starts}: pilotlight preload")
@@ -289,6 +294,7 @@ def memory_run(name: str, *, workers: int, preload: bool, plan: Plan, ctx: Conte
             row["cpu_per_request_s"] = sum(cpu_after.get(pid, 0.0) - cpu_before.get(pid, 0.0) for pid in cpu_before) / steady
             row["cold_penalty"] = row["first_s"] / row["steady"]["p50"]
         row["served"] = serve_every_worker(server, c["cutout"], workers=workers, per_worker=plan.per_worker, max_waves=4 * plan.per_worker + 4)
+        row["memory_busy"] = server.memory()
         time.sleep(IDLE_WAIT_S)
         row["memory"] = server.memory()
         row["warm_lines"] = server.warm_lines()
@@ -313,22 +319,19 @@ def app_setting(name: str) -> bool:
 
 # label, environment, gunicorn config (None: start.sh), settings the app must have for it
 # (app/config.py must read them; until it does, the variant is listed as needing them).
-ARENA_OFF = {"ORT_CPU_ARENA": "false"}
-PATTERN_OFF = {"ORT_MEM_PATTERN": "false"}
-TRIM_REQUEST = {"MALLOC_TRIM": "request"}
-TRIM_IDLE = {"MALLOC_TRIM": "idle", "MALLOC_TRIM_IDLE_S": "1"}
+UPSTREAM = {"ORT_CPU_ARENA": "session", "ORT_MEM_PATTERN": "true", "RELEASE_MEMORY": "off"}
 VARIANTS: tuple[tuple[str, dict[str, str], str | None, tuple[str, ...]], ...] = (
+    ("onnxruntime's defaults (arena per session, memory pattern on), nothing released", UPSTREAM, None, ()),
     ("no gc.freeze()", {"BENCH_GC_FREEZE": "0"}, "bench/gunicorn_variant.conf.py", ()),
-    ("MALLOC_ARENA_MAX=2", {"MALLOC_ARENA_MAX": "2"}, None, ()),
-    ("memory pattern off", PATTERN_OFF, None, ("ORT_MEM_PATTERN",)),
-    ("arena off", ARENA_OFF, None, ("ORT_CPU_ARENA",)),
-    ("arena off + malloc_trim after each request (the prototype)", {**ARENA_OFF, **TRIM_REQUEST}, None, ("ORT_CPU_ARENA", "MALLOC_TRIM")),
-    ("arena off + malloc_trim after each request + huge pages", {**ARENA_OFF, **TRIM_REQUEST, **THP}, None, ("ORT_CPU_ARENA", "MALLOC_TRIM")),
-    ("memory pattern off + malloc_trim when idle", {**PATTERN_OFF, **TRIM_IDLE}, None, ("ORT_MEM_PATTERN", "MALLOC_TRIM")),
-    ("memory pattern off + arena shrunk and malloc_trim when idle", {**PATTERN_OFF, **TRIM_IDLE, "ORT_ARENA_SHRINK": "idle"}, None,
-     ("ORT_MEM_PATTERN", "MALLOC_TRIM", "ORT_ARENA_SHRINK")),
+    ("shared arena, never released", {"RELEASE_MEMORY": "off"}, None, ()),
+    ("no worker keeps its memory when idle", {"KEEP_MEMORY_WORKERS": "0"}, None, ()),
+    ("arena per session, memory pattern off, nothing released", {"ORT_CPU_ARENA": "session", "RELEASE_MEMORY": "off"}, None, ()),
+    ("arena off, nothing released", {"ORT_CPU_ARENA": "off", "RELEASE_MEMORY": "off"}, None, ()),
+    ("arena off + malloc_trim after each request (the prototype)", {"ORT_CPU_ARENA": "off", "ORT_MEM_PATTERN": "true", "RELEASE_MEMORY": "request"},
+     None, ()),
 )
-IDLE_WAIT_S = 3.0  # before memory is read: longer than MALLOC_TRIM_IDLE_S, so "when idle" variants have acted
+# memory is read twice: right after the last request, and once an idle worker has given its memory back
+IDLE_WAIT_S = Settings.release_memory_idle_s + 2.0
 
 
 def section_variants(plan: Plan, ctx: Context) -> dict:

@@ -56,28 +56,82 @@ def test_providers() -> None:
 def test_memory_settings_reach_the_session_factory() -> None:
     from app.models.sessions import session_options
 
-    settings = Settings.from_env({"ORT_CPU_ARENA": "false", "ORT_MEM_PATTERN": "off", "MALLOC_TRIM": "idle", "MALLOC_TRIM_IDLE_S": "2.5"})
+    settings = Settings.from_env({"ORT_CPU_ARENA": "off", "ORT_MEM_PATTERN": "on", "RELEASE_MEMORY": "request", "RELEASE_MEMORY_IDLE_S": "2.5"})
     providers = settings.session_providers()
-    assert providers.cpu_arena is False and providers.mem_pattern is False
-    assert settings.malloc_trim == "idle" and settings.malloc_trim_idle_s == 2.5
+    assert providers.cpu_arena == "off" and providers.mem_pattern is True
+    assert settings.release_memory == "request" and settings.release_memory_idle_s == 2.5
     options = session_options(cpu_arena=providers.cpu_arena, mem_pattern=providers.mem_pattern)
-    assert options.enable_cpu_mem_arena is False and options.enable_mem_pattern is False
-    assert session_options().enable_cpu_mem_arena is True
-    with pytest.raises(ConfigError, match="MALLOC_TRIM"):
-        Settings.from_env({"MALLOC_TRIM": "always"})
+    assert options.enable_cpu_mem_arena is False and options.enable_mem_pattern is True
+    defaults = Settings.from_env({})
+    assert (defaults.ort_cpu_arena, defaults.ort_mem_pattern, defaults.release_memory) == ("shared", False, "idle")
+    shared = session_options()
+    assert shared.enable_cpu_mem_arena is True and shared.enable_mem_pattern is False
+    assert shared.get_session_config_entry("session.use_env_allocators") == "1"
+    assert session_options(cpu_arena="session").enable_cpu_mem_arena is True
+    with pytest.raises(ConfigError, match="RELEASE_MEMORY"):
+        Settings.from_env({"RELEASE_MEMORY": "always"})
+    with pytest.raises(ConfigError, match="ORT_CPU_ARENA"):
+        Settings.from_env({"ORT_CPU_ARENA": "true"})
 
 
-def test_inference_gate_trims_after_a_request_only_when_asked() -> None:
+def test_inference_gate_releases_after_a_request_only_when_asked() -> None:
     from app.memory import malloc_trim
     from app.runtime import InferenceGate
 
     assert malloc_trim() is True  # glibc here
-    eager = InferenceGate(queue_depth=1, wait_timeout=1.0, trim_after_request=True)
+    eager = InferenceGate(queue_depth=1, wait_timeout=1.0, release_after_request=True)
     lazy = InferenceGate(queue_depth=1, wait_timeout=1.0)
     for gate in (eager, lazy):
         with gate.slot():
             assert gate.idle_for() == 0.0
-    assert eager.trimmed is True and lazy.trimmed is False
+    assert eager.released is True and lazy.released is False
     assert lazy.idle_for() >= 0.0
-    lazy.trim()
-    assert lazy.trimmed is True
+    lazy.release()
+    assert lazy.released is True
+
+
+# A fresh interpreter per arena mode (the shared arena is registered once per process): a model whose
+# activations are ~200 MB, run twice, then app.memory.release(); prints resident MiB after the runs
+# and after the release.
+_RELEASE_PROBE = """
+import sys
+import app  # native thread settings first, as every entry point
+import numpy as np
+from onnx import TensorProto, helper
+from app.memory import release
+from app.models.sessions import Providers, create_session
+
+def rss():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+
+nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["a"], ["b"]),
+         helper.make_node("Relu", ["b"], ["c"]), helper.make_node("Add", ["a", "c"], ["d"]),
+         helper.make_node("ReduceSum", ["d"], ["y"], keepdims=0)]
+graph = helper.make_graph(nodes, "wide", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 512, 512])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+model.ir_version = 8
+session = create_session(model.SerializeToString(), providers=Providers(("CPUExecutionProvider",), cpu_arena=sys.argv[1]), label="wide")
+x = np.ones((1, 64, 512, 512), dtype=np.float32)
+for _ in range(2):
+    session.run(None, {"x": x})
+busy = rss()
+release()
+print(busy, rss())
+"""
+
+
+@pytest.mark.parametrize("arena", ["shared", "session"])
+def test_release_gives_the_shared_arena_back(arena: str) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _RELEASE_PROBE, arena], capture_output=True, text=True, timeout=120,  # noqa: S603
+                          cwd=Path(__file__).resolve().parents[1], check=True)
+    busy, released = map(float, done.stdout.split())
+    if arena == "shared":
+        assert busy - released > 100, (busy, released)  # two of the three 64 MiB buffers went back
+    else:
+        assert busy - released < 20, (busy, released)  # onnxruntime's per-session arena keeps them

@@ -1,0 +1,78 @@
+"""RELEASE_MEMORY=idle through the real gunicorn: quiet workers give their working memory back, one
+keeps it (KEEP_MEMORY_WORKERS=1) and takes the first request after the quiet spell."""
+
+from __future__ import annotations
+
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from .server import Server
+
+KEEPS = re.compile(r"worker (\d+) keeps its working memory")
+GAVE_BACK = re.compile(r"worker (\d+) idle for [\d.]+ s: working memory given back")
+
+
+def private_mib(pid: int) -> float:
+    fields = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, value, *_ = line.split()
+        fields[name.rstrip(":")] = int(value)
+    return (fields["Private_Clean"] + fields["Private_Dirty"]) / 1024
+
+
+def wait_for(pattern: re.Pattern[str], server: Server, *, count: int, timeout: float = 30.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pids = sorted({int(pid) for pid in pattern.findall(server.log_text())})
+        if len(pids) >= count:
+            return pids
+        time.sleep(0.1)
+    raise TimeoutError(f"{pattern.pattern!r} for {count} worker(s) not in the log: {server.log_text()[-3000:]}")
+
+
+def served_by(server: Server, request_id: str) -> int:
+    line = next(line for line in server.wait_log(request_id).splitlines() if line.endswith(request_id))
+    return int(re.search(r"\[(\d+)\]", line).group(1))  # the generic formatter's [pid]
+
+
+def test_idle_workers_give_memory_back_and_the_keeper_serves_first(model_home: Path, tmp_path: Path, astronaut_jpeg: bytes) -> None:
+    server = Server(
+        env={
+            "MODEL_HOME": str(model_home), "MODELS": "u2netp", "SEGMENTATION_MODEL": "u2netp", "WORKERS": "3",
+            "WARMUP_REQUESTS": "1", "RELEASE_MEMORY_IDLE_S": "0.5", "ORT_PROVIDERS": "cpu",
+        },
+        log_path=tmp_path / "server.log",
+    ).start()
+    try:
+        server.wait_ready()
+        workers = server.wait_workers(3)
+        keeper = wait_for(KEEPS, server, count=1)
+        released = wait_for(GAVE_BACK, server, count=2)
+        assert len(keeper) == 1 and set(keeper + released) == set(workers) and keeper[0] not in released
+
+        # traffic on every worker at once grows all three again; once quiet, the same split
+        def cutout(index: int) -> int:
+            reply = server.post("/api/v1/remove-background", files={"image": ("a.jpg", astronaut_jpeg, "image/jpeg")},
+                                headers={"X-Request-ID": f"burst-{index}"})
+            return reply.status_code
+
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            assert list(pool.map(cutout, range(12))) == [200] * 12
+        time.sleep(0.5 + 1.5)  # RELEASE_MEMORY_IDLE_S plus watchdog periods
+        memory = {pid: private_mib(pid) for pid in workers}
+        others = [memory[pid] for pid in workers if pid != keeper[0]]
+        # the keeper still holds u2netp's buffers; the others kept little beyond what they share
+        assert memory[keeper[0]] - max(others) > 150, memory
+
+        # after the quiet spell, a lone request goes to the keeper (the others wait a head start)
+        for attempt in range(3):
+            request_id = f"after-quiet-{attempt}"
+            reply = server.post("/api/v1/remove-background", files={"image": ("a.jpg", astronaut_jpeg, "image/jpeg")},
+                                headers={"X-Request-ID": request_id})
+            assert reply.status_code == 200
+            assert served_by(server, request_id) == keeper[0]
+            time.sleep(0.2)
+    finally:
+        server.stop()
