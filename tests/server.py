@@ -49,12 +49,24 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def smaps_rollup(pid: int) -> dict[str, int]:
+    """/proc/PID/smaps_rollup as {field: KiB}."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, value, *_ = line.split()
+        fields[name.rstrip(":")] = int(value)
+    return fields
+
+
 def pss_kib(pid: int) -> int:
-    """Proportional set size of one process in KiB (/proc/PID/smaps_rollup)."""
-    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-        if line.startswith("Pss:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no Pss line for pid {pid}")
+    """Proportional set size of one process in KiB."""
+    return smaps_rollup(pid)["Pss"]
+
+
+def private_kib(pid: int) -> int:
+    """Memory only this process maps (Private_Clean + Private_Dirty), KiB."""
+    fields = smaps_rollup(pid)
+    return fields["Private_Clean"] + fields["Private_Dirty"]
 
 
 @dataclass

@@ -8,18 +8,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .server import Server
+from .server import Server, private_kib
 
 KEEPS = re.compile(r"worker (\d+) keeps its working memory")
 GAVE_BACK = re.compile(r"worker (\d+) idle for [\d.]+ s: working memory given back")
-
-
-def private_mib(pid: int) -> float:
-    fields = {}
-    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
-        name, value, *_ = line.split()
-        fields[name.rstrip(":")] = int(value)
-    return (fields["Private_Clean"] + fields["Private_Dirty"]) / 1024
 
 
 def wait_for(pattern: re.Pattern[str], server: Server, *, count: int, timeout: float = 30.0) -> list[int]:
@@ -61,7 +53,7 @@ def test_idle_workers_give_memory_back_and_the_keeper_serves_first(model_home: P
         with ThreadPoolExecutor(max_workers=6) as pool:
             assert list(pool.map(cutout, range(12))) == [200] * 12
         time.sleep(0.5 + 1.5)  # RELEASE_MEMORY_IDLE_S plus watchdog periods
-        memory = {pid: private_mib(pid) for pid in workers}
+        memory = {pid: private_kib(pid) / 1024 for pid in workers}
         others = [memory[pid] for pid in workers if pid != keeper[0]]
         # the keeper still holds u2netp's buffers; the others kept little beyond what they share
         assert memory[keeper[0]] - max(others) > 150, memory
@@ -74,5 +66,12 @@ def test_idle_workers_give_memory_back_and_the_keeper_serves_first(model_home: P
             assert reply.status_code == 200
             assert served_by(server, request_id) == keeper[0]
             time.sleep(0.2)
+
+        # a burst after a quiet spell spreads over the workers instead of queueing on the keeper
+        time.sleep(0.5 + 1.5)
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            statuses = list(pool.map(lambda index: cutout(100 + index), range(3)))
+        assert statuses == [200] * 3
+        assert len({served_by(server, f"burst-{100 + index}") for index in range(3)}) >= 2
     finally:
         server.stop()
