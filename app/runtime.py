@@ -21,10 +21,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from . import observability
+from . import memory, observability
 from .config import Settings
 from .errors import ApiError
-from . import memory
 from .models.registry import LoadedModel, Registry
 from .models.sessions import Providers
 
@@ -129,10 +128,35 @@ class InferenceGate:
         self.released_at = time.monotonic()  # when the last inference ended
         self.released = True  # no inference since memory was last released
         self.rejected = 0
+        self._arriving = 0  # requests accepted here that have not reached the gate yet (app/worker.py)
+        self._request = threading.local()  # per pool thread: is this thread's request still counted as arriving?
+
+    # -- arrivals: a request counts towards `load` from its accept, so a burst of connections
+    #    spreads over the workers before any of its requests has reached a gate
+
+    def arrived(self) -> None:
+        """A connection was handed to this worker's thread pool (its main thread, on accept)."""
+        with self._cond:
+            self._arriving += 1
+
+    def begin_request(self) -> None:
+        """This pool thread starts handling the connection `arrived()` counted."""
+        self._request.arriving = True
+
+    def end_request(self) -> None:
+        """This pool thread is done with the connection (with or without an inference)."""
+        with self._cond:
+            self._settle_arrival()
+
+    def _settle_arrival(self) -> None:  # under self._cond
+        if getattr(self._request, "arriving", False):
+            self._request.arriving = False
+            self._arriving -= 1
 
     @contextmanager
     def slot(self) -> Iterator[None]:
         with self._cond:
+            self._settle_arrival()  # from here on it counts as waiting or busy
             if self._busy and self._waiting >= self.queue_depth:
                 self.rejected += 1
                 raise busy_error("the server is at capacity")
@@ -182,8 +206,10 @@ class InferenceGate:
 
     @property
     def load(self) -> int:
-        """Requests running or waiting here (read without the lock: a hint for accept balancing)."""
-        return self._waiting + (1 if self._busy else 0)
+        """Requests running, waiting or on their way here: those that will use the inference slot
+        before a new one could (read without the lock: a hint for accept balancing). A request
+        past its inference (encoding, sending) no longer counts."""
+        return self._arriving + self._waiting + (1 if self._busy else 0)
 
 
 def busy_error(reason: str) -> ApiError:

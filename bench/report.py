@@ -590,7 +590,7 @@ def render_markdown(results: dict, gpu: dict | None, chart_name: str) -> str:
                      fmt(child.get("first_run_s")), fmt(get(child, "latency", "p50")), fmt(get(child, "cpu", "p50")),
                      fx(ratio(get(child, "cpu", "p50"), get(allocator_rows, 0, "child", "cpu", "p50"))),
                      fmt(get(child, "minor_faults", "p50"), 0), fmt(child.get("private_mib")), fmt(child.get("private_busy_mib")),
-                     fmt(child.get("after_release_s")), fmt(child.get("peak_rss_mib"))])
+                     fmt(child.get("after_release_s")) if "idle" in row.get("label", "") else "–", fmt(child.get("peak_rss_mib"))])
     if rows:
         w("A parent builds the u2net session (the project's options: one thread) and forks a child, as gunicorn does; the "
           "child runs the photo's tensor through it from a second thread, as a gthread worker does, and reports per run "
@@ -712,9 +712,12 @@ def chart_panels(results: dict) -> list[Panel]:
         "steady p99": [f.steady(m, "p99") for m, _ in modes],
     }))
     counts = sorted({row["workers"] for row in f.memory_rows})
-    panels.append(Panel("Summed PSS after traffic (MiB)", "MiB", "lines", [f"{n} worker{'s' if n > 1 else ''}" for n in counts], {
-        "preload": [num(get(f.memory(True, n), "memory", "tree_pss_mib")) for n in counts],
-        "lazy": [num(get(f.memory(False, n), "memory", "tree_pss_mib")) for n in counts],
+    panels.append(Panel("Summed PSS: right after traffic (busy) and once idle (MiB)", "MiB", "lines",
+                        [f"{n} worker{'s' if n > 1 else ''}" for n in counts], {
+        "preload, busy": [num(get(f.memory(True, n), "memory_busy", "tree_pss_mib")) for n in counts],
+        "preload, idle": [num(get(f.memory(True, n), "memory", "tree_pss_mib")) for n in counts],
+        "lazy, busy": [num(get(f.memory(False, n), "memory_busy", "tree_pss_mib")) for n in counts],
+        "lazy, idle": [num(get(f.memory(False, n), "memory", "tree_pss_mib")) for n in counts],
     }))
     labels = [label for label in ("pilotlight 1 worker", "pilotlight 2 workers", "rembg s") if f.rps(label) is not None]
     panels.append(Panel("Throughput, closed loop (req/s)", "req/s", "bars", [label.replace("pilotlight ", "") for label in labels],

@@ -90,6 +90,22 @@ def test_inference_gate_releases_after_a_request_only_when_asked() -> None:
     assert lazy.released is True
 
 
+def test_memory_keepers_hand_out_slots_and_free_a_dead_workers() -> None:
+    from app.runtime import MemoryKeepers
+
+    keepers = MemoryKeepers(1)
+    assert keepers.claim(101) and keepers.claim(101)  # idempotent for the holder
+    assert not keepers.claim(102) and keepers.holds(101) and not keepers.holds(102)
+    keepers.drop(102)  # not a keeper: nothing changes
+    assert keepers.holds(101)
+    keepers.drop(101)  # the master, when the keeper has exited
+    assert keepers.claim(102) and keepers.holds(102) and not keepers.holds(101)
+    two = MemoryKeepers(2)
+    assert two.claim(1) and two.claim(2) and not two.claim(3)
+    none = MemoryKeepers(0)
+    assert not none.claim(1) and not none.holds(1)
+
+
 # A fresh interpreter per arena mode (the shared arena is registered once per process): a model whose
 # activations are ~200 MB, run twice, then app.memory.release(); prints resident MiB after the runs
 # and after the release.

@@ -126,7 +126,9 @@ def test_a_worker_killed_mid_request(model_home: Path, tmp_path: Path, astronaut
         victim_thread = slow_request(server, big_photo, victim_result)
         victim = busy_worker(server)
         survivors = set(server.workers()) - {victim}
-        with Clients(server, astronaut_jpeg, count=2) as clients:
+        # one client: with the slow request and two clients, three requests on two workers tie
+        # (one busy request each) and one may rightly queue on the victim and die with it
+        with Clients(server, astronaut_jpeg, count=1) as clients:
             time.sleep(0.5)
             os.kill(victim, signal.SIGKILL)
             wait_for(lambda: victim not in server.workers() and len([p for p in server.workers() if alive(p)]) == 2,
