@@ -22,7 +22,6 @@ Forked children leave with os._exit: onnxruntime 1.29-1.32 hangs at exit in a fo
 from __future__ import annotations
 
 import argparse
-import ctypes
 import io
 import json
 import os
@@ -41,6 +40,7 @@ import onnxruntime as ort
 from PIL import Image
 
 from app.config import Settings
+from app.memory import malloc_trim
 from app.models.sessions import session_options, shrink_shared_arena, use_shared_arena
 
 from .common import MODEL, WORK, cutout_photo, model_home, portrait_photo, private_kib, shared_kib, smaps_rollup, summary
@@ -192,10 +192,6 @@ ALLOCATOR_VARIANTS: dict[str, AllocatorVariant] = {
 }
 
 
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL("libc.so.6")
-
-
 def allocator(name: str, runs: int, warmup: int) -> dict[str, object]:
     variant = ALLOCATOR_VARIANTS[name]
     arena = "shared" if variant.same_as_requested else "session" if variant.arena else "off"
@@ -210,7 +206,6 @@ def allocator(name: str, runs: int, warmup: int) -> dict[str, object]:
     session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
     load_seconds = time.perf_counter() - started
     feed = u2net_feed(cutout_photo().jpeg, session.get_inputs()[0].name)
-    libc = _libc()
     parent_before = smaps_rollup(os.getpid())
 
     def child() -> dict[str, object]:
@@ -222,7 +217,7 @@ def allocator(name: str, runs: int, warmup: int) -> dict[str, object]:
             started = time.perf_counter()
             session.run(None, feed, run_options)
             if variant.trim:
-                libc.malloc_trim(0)
+                malloc_trim()
             return time.perf_counter() - started, time.thread_time() - cpu, resource.getrusage(RUSAGE_THREAD).ru_minflt - faults
 
         with ThreadPoolExecutor(max_workers=1) as pool:
@@ -233,7 +228,7 @@ def allocator(name: str, runs: int, warmup: int) -> dict[str, object]:
         if variant.idle_shrink:
             shrink_shared_arena()
         if variant.idle_trim:
-            libc.malloc_trim(0)
+            malloc_trim()
         memory = smaps_rollup(os.getpid())
         # the first run after the memory went back pays for growing it again
         with ThreadPoolExecutor(max_workers=1) as pool:

@@ -200,9 +200,7 @@ class Figures:
         by_label: dict[str, dict] = {}
         for row in self.variant_rows:
             entry = by_label.setdefault(row["label"], {"label": row["label"], "env": row.get("env", {})})
-            if row.get("needs"):
-                entry["needs"] = row["needs"]
-            elif row.get("workers") == 1:
+            if row.get("workers") == 1:
                 entry["one"] = row
             else:
                 entry["many"] = row
@@ -261,13 +259,6 @@ def allocator_notes(f: Figures, default: dict | None) -> list[str]:
     return [text]
 
 
-def allocator_child(results: dict, label: str) -> dict | None:
-    for row in get(results, "sections", "allocator", "rows", default=[]) or []:
-        if row.get("label") == label:
-            return row.get("child")
-    return None
-
-
 def targets(f: Figures) -> tuple[str, list[str]]:
     rows: list[list[str]] = []
     notes: list[str] = []
@@ -290,7 +281,6 @@ def targets(f: Figures) -> tuple[str, list[str]]:
     measured = [c for c in configs if c.get("ratio") is not None]
     good = [c for c in measured if c["ratio"] <= MEMORY_TARGET and (c.get("vs_best") or math.inf) <= 1 + LATENCY_SLACK]
     cells = "; ".join(f"{c['label']}: {fx(c['ratio'])} at {fmt(c.get('p50'))} s ({pct((c.get('vs_best') or math.nan) - 1)} vs best)" for c in measured)
-    needs = sorted({name for c in configs for name in c.get("needs", [])})
     rows.append([f"Memory: {measured[0]['workers'] if measured else 4} workers' summed PSS ÷ 1 worker's, after traffic, "
                  f"with steady latency within {LATENCY_SLACK:.0%} of the best configuration",
                  f"≤ {MEMORY_TARGET}x and ≤ +{LATENCY_SLACK:.0%}", cells or "–",
@@ -327,9 +317,6 @@ def targets(f: Figures) -> tuple[str, list[str]]:
                if after is not None and steady is not None else "")
         )
     notes += allocator_notes(f, measured[0] if measured else None)
-    if needs:
-        notes.append("**Variants not measured yet:** they need the app setting(s) " + ", ".join(f"`{n}`" for n in needs)
-                     + " (see the memory-variants table).")
 
     ready, work, gap = f.ready_gap()
     rows.append([f"Time to ready within {READY_SLACK_S:.0f} s of imports + model loads + warm-up (2 workers)",
@@ -557,10 +544,6 @@ def render_markdown(results: dict, gpu: dict | None, chart_name: str) -> str:
     w(err_v or "")
     rows = []
     for config in f.memory_configs():
-        if config.get("needs"):
-            rows.append([config["label"], " ".join(f"{k}={v}" for k, v in config.get("env", {}).items()) or "–",
-                         f"needs app setting {', '.join(config['needs'])}", "–", "–", "–", "–", "–", "–", "–", "–"])
-            continue
         error = get(config, "one", "error") or get(config, "many", "error")
         rows.append([config["label"], " ".join(f"{k}={v}" for k, v in config.get("env", {}).items()) or "–",
                      fmt(get(config, "one", "memory", "tree_pss_mib")), fmt(get(config, "many", "memory", "tree_pss_mib")),

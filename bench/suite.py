@@ -312,23 +312,17 @@ def section_memory(plan: Plan, ctx: Context) -> dict:
     return {"rows": rows, "per_worker": plan.per_worker}
 
 
-def app_setting(name: str) -> bool:
-    """True when app/config.py reads the environment variable `name` (a setting the app has)."""
-    return name in (ROOT / "app" / "config.py").read_text()
-
-
-# label, environment, gunicorn config (None: start.sh), settings the app must have for it
-# (app/config.py must read them; until it does, the variant is listed as needing them).
 UPSTREAM = {"ORT_CPU_ARENA": "session", "ORT_MEM_PATTERN": "true", "RELEASE_MEMORY": "off"}
-VARIANTS: tuple[tuple[str, dict[str, str], str | None, tuple[str, ...]], ...] = (
-    ("onnxruntime's defaults (arena per session, memory pattern on), nothing released", UPSTREAM, None, ()),
-    ("no gc.freeze()", {"BENCH_GC_FREEZE": "0"}, "bench/gunicorn_variant.conf.py", ()),
-    ("shared arena, never released", {"RELEASE_MEMORY": "off"}, None, ()),
-    ("no worker keeps its memory when idle", {"KEEP_MEMORY_WORKERS": "0"}, None, ()),
-    ("arena per session, memory pattern off, nothing released", {"ORT_CPU_ARENA": "session", "RELEASE_MEMORY": "off"}, None, ()),
-    ("arena off, nothing released", {"ORT_CPU_ARENA": "off", "RELEASE_MEMORY": "off"}, None, ()),
+# label, environment, gunicorn config (None: start.sh)
+VARIANTS: tuple[tuple[str, dict[str, str], str | None], ...] = (
+    ("onnxruntime's defaults (arena per session, memory pattern on), nothing released", UPSTREAM, None),
+    ("no gc.freeze()", {"BENCH_GC_FREEZE": "0"}, "bench/gunicorn_variant.conf.py"),
+    ("shared arena, never released", {"RELEASE_MEMORY": "off"}, None),
+    ("no worker keeps its memory when idle", {"KEEP_MEMORY_WORKERS": "0"}, None),
+    ("arena per session, memory pattern off, nothing released", {"ORT_CPU_ARENA": "session", "RELEASE_MEMORY": "off"}, None),
+    ("arena off, nothing released", {"ORT_CPU_ARENA": "off", "RELEASE_MEMORY": "off"}, None),
     ("arena off + malloc_trim after each request (the prototype)", {"ORT_CPU_ARENA": "off", "ORT_MEM_PATTERN": "true", "RELEASE_MEMORY": "request"},
-     None, ()),
+     None),
 )
 # memory is read twice: right after the last request, and once an idle worker has given its memory back
 IDLE_WAIT_S = Settings.release_memory_idle_s + 2.0
@@ -337,11 +331,7 @@ IDLE_WAIT_S = Settings.release_memory_idle_s + 2.0
 def section_variants(plan: Plan, ctx: Context) -> dict:
     """Each variant at `plan.variant_workers` workers: steady latency (1 worker), memory after traffic."""
     rows = []
-    for label, env, config, needs in VARIANTS:
-        missing = [name for name in needs if not app_setting(name)]
-        if missing:
-            rows.append({"label": label, "env": env, "needs": missing})
-            continue
+    for label, env, config in VARIANTS:
         if plan.quick and label != VARIANTS[0][0]:
             continue
         for workers in plan.variant_workers:

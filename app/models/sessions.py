@@ -120,6 +120,7 @@ def create_session(model: Path | bytes, *, providers: Providers, label: str) -> 
 
 _arena_lock = threading.Lock()
 _shrinker: ort.InferenceSession | None = None  # set once the shared arena is registered
+_ONE = np.zeros((1,), dtype=np.float32)  # the shrinker's input
 
 
 def use_shared_arena() -> None:
@@ -149,9 +150,6 @@ def shrink_shared_arena() -> bool:
     options.add_run_config_entry(_SHRINK, "cpu:0")
     shrinker.run(None, {"x": _ONE}, options)
     return True
-
-
-_ONE = np.zeros((1,), dtype=np.float32)
 
 
 def _identity_model() -> bytes:
