@@ -32,7 +32,7 @@ RUN slim-venv /opt/venv
 # imports (the root filesystem is read-only at run time).
 ENV PYTHONDONTWRITEBYTECODE= \
     NUMBA_CACHE_DIR=/opt/numba-cache
-RUN /opt/venv/bin/python -c "import app, app.lifecycle, app.idphoto, app.api.idphoto, app.api.background, app.api.health, app.api.metrics, prometheus_client.multiprocess, gunicorn.workers.gthread, pymatting, skimage.data"
+RUN /opt/venv/bin/python -c "import app, app.serving.hooks, app.pipelines.idphoto, app.api.idphoto, app.api.background, app.api.health, app.api.metrics, prometheus_client.multiprocess, gunicorn.workers.gthread, pymatting, skimage.data"
 
 FROM ${BASE_IMAGE}
 LABEL org.opencontainers.image.title="pilotlight" \

@@ -1,17 +1,18 @@
-"""gunicorn configuration for pilotlight: settings from the environment, thin hooks into app.lifecycle.
+"""gunicorn configuration for pilotlight: settings from the environment, hooks into app.serving.
 
-Run with: gunicorn -c gunicorn.conf.py "app:create_app()"   (start.sh does this)
+Run with: gunicorn -c gunicorn.conf.py   (start.sh does this; the app is "app:create_app()")
 """
 
 import os
 import time
 
-# app/native_threads.py pins native thread pools to one thread and picks numba's fork-safe layer.
+# app/native_threads.py (imported with the app package) pins native thread pools to one thread.
 _imports_started = time.perf_counter()
-from app import lifecycle  # noqa: E402
 from app.config import Settings  # noqa: E402
+from app.observability import ACCESS_LOG_FORMAT, logging_config  # noqa: E402
+from app.serving import hooks  # noqa: E402
 
-lifecycle.record_boot(started_at=_imports_started)
+hooks.record_boot(started_at=_imports_started)
 settings = Settings.from_env()
 
 # -- Server socket -----------------------------------------------------------------------------
@@ -20,10 +21,10 @@ backlog = 2048  # connections wait here while the workers warm up
 
 # -- Worker processes --------------------------------------------------------------------------
 workers = settings.workers
-# gthread, balanced (app/worker.py): probes and cheap requests are answered by the worker's other
-# threads while one thread runs an inference (app.runtime.InferenceGate admits one at a time per
-# worker), and a busy worker leaves new connections to idle ones.
-worker_class = "app.worker.BalancedThreadWorker"
+# gthread with balanced accepts (app/serving/worker.py): one thread runs the worker's inference
+# (app/serving/admission.py), the others answer probes and cheap requests, and a busy worker
+# leaves new connections to idle ones.
+worker_class = "app.serving.worker.BalancedThreadWorker"
 threads = settings.worker_threads
 worker_connections = settings.worker_threads * 4  # accepted connections per worker, keep-alive included
 timeout = settings.timeout
@@ -42,57 +43,14 @@ proc_name = "pilotlight"
 # -- Logging -----------------------------------------------------------------------------------
 loglevel = settings.log_level
 accesslog = "-"
-# the request id (X-Request-ID, echoed by the app on every response) ends each access line
-access_log_format = '%(h)s "%(r)s" %(s)s %(B)s %(M)sms %({x-request-id}o)s'
-_LEVEL = settings.log_level.upper()
-# LOG_FORMAT=json: one JSON object per line, access lines as fields (app.observability.JsonFormatter)
-_FORMATTER = (
-    {"()": "app.observability.JsonFormatter"}
-    if settings.log_format == "json"
-    else {"format": "%(asctime)s [%(process)d] [%(levelname)s] %(name)s: %(message)s"}
-)
-logconfig_dict = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {
-        "generic": _FORMATTER,
-    },
-    "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "generic", "stream": "ext://sys.stderr"},
-        "access": {"class": "logging.StreamHandler", "formatter": "generic", "stream": "ext://sys.stdout"},
-    },
-    "root": {"level": _LEVEL, "handlers": ["console"]},
-    "loggers": {
-        "gunicorn.error": {"level": _LEVEL, "handlers": ["console"], "propagate": False, "qualname": "gunicorn.error"},
-        "gunicorn.access": {"level": "INFO", "handlers": ["access"], "propagate": False, "qualname": "gunicorn.access"},
-    },
-}
+access_log_format = ACCESS_LOG_FORMAT
+logconfig_dict = logging_config(level=settings.log_level, json_lines=settings.log_format == "json")
 
-
-# -- Server hooks (each calls app.lifecycle and nothing more) ------------------------------------
-def on_starting(server):
-    lifecycle.on_starting(server)
-
-
-def when_ready(server):
-    lifecycle.when_ready(server)
-
-
-def pre_fork(server, worker):
-    lifecycle.pre_fork(server, worker)
-
-
-def post_fork(server, worker):
-    lifecycle.post_fork(server, worker)
-
-
-def post_worker_init(worker):
-    lifecycle.post_worker_init(worker)
-
-
-def worker_exit(server, worker):
-    lifecycle.worker_exit(server, worker)
-
-
-def child_exit(server, worker):
-    lifecycle.child_exit(server, worker)
+# -- Server hooks (app/serving/hooks.py) ----------------------------------------------------------
+on_starting = hooks.on_starting
+when_ready = hooks.when_ready
+pre_fork = hooks.pre_fork
+post_fork = hooks.post_fork
+post_worker_init = hooks.post_worker_init
+worker_exit = hooks.worker_exit
+child_exit = hooks.child_exit

@@ -12,11 +12,12 @@ import sys
 from pathlib import Path
 
 from .config import ConfigError, Settings
-from .errors import ApiError
-from .idphoto import IdPhotoOptions, make_id_photo, print_sheet
+from .errors import ApiError, DomainError
 from .imageio import decode, encode
+from .imaging.sheet import get_paper
 from .models.registry import ModelFileError, Registry
-from .pipelines.sheet import get_paper
+from .models.sessions import resolve_providers
+from .pipelines.idphoto import IdPhotoOptions, make_id_photo, print_sheet
 from .specs import SPECS, get_spec, parse_colour
 from .timings import Timings
 
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     registry = Registry()
     try:
         registry.load(
-            [settings.segmentation_model, "centerface"], model_home=settings.model_home, providers=settings.session_providers()
+            [settings.segmentation_model, "centerface"], model_home=settings.model_home, providers=resolve_providers(settings.ort_providers, cpu_arena=settings.ort_cpu_arena, mem_pattern=settings.ort_mem_pattern)
         )
     except ModelFileError as exc:
         log.error("%s", exc)
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                 sheet_path = args.out / f"{path.stem}-{spec.id}-sheet-{paper.id}-{len(layout.positions)}x.{extension}"
                 _write(sheet_path, encode(sheet, args.format, dpi=300))
                 log.info("        %s", sheet_path)
-        except ApiError as exc:
+        except (ApiError, DomainError) as exc:
             failures += 1
             log.error("FAILED  %s: %s", path, exc.message)
         except (OSError, ValueError) as exc:

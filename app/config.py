@@ -10,18 +10,22 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .models.sessions import Providers
 
 DEFAULT_MODELS = ("u2net", "centerface")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
-RELEASE_MEMORY_MODES = ("off", "request", "idle")
 ARENA_MODES = ("shared", "session", "off")  # ORT_CPU_ARENA, see app/models/sessions.py
 LOG_FORMATS = ("text", "json")
 _ORIGIN = re.compile(r"^https?://[a-z0-9.-]+(:[0-9]{1,5})?$|^https?://\[[0-9a-f:.]+\](:[0-9]{1,5})?$")
+
+
+class ReleaseMemory(str, Enum):
+    """RELEASE_MEMORY: when a worker gives its working memory back (app/serving/memory.py)."""
+
+    OFF = "off"
+    REQUEST = "request"  # after every inference
+    IDLE = "idle"  # once the worker has been idle for RELEASE_MEMORY_IDLE_S
 
 
 class ConfigError(ValueError):
@@ -65,9 +69,9 @@ class Settings:
     log_level: str = "info"
     ort_cpu_arena: str = "shared"  # shared | session | off (app/models/sessions.py)
     ort_mem_pattern: bool = False
-    release_memory: str = "idle"  # off | request | idle (app/memory.py)
+    release_memory: ReleaseMemory = ReleaseMemory.IDLE
     release_memory_idle_s: float = 2.0
-    keep_memory_workers: int = 1  # workers that keep their working memory when idle (app/runtime.py MemoryKeepers)
+    keep_memory_workers: int = 1  # workers that keep their working memory when idle (app/serving/memory.py)
     log_format: str = "text"  # "json": one JSON object per log line, access lines included
     metrics_dir: Path | None = None  # None: a fresh private folder under the temp dir per server start
     cors_origins: tuple[str, ...] = ()  # empty: no CORS headers at all; ("*",): any origin
@@ -77,12 +81,6 @@ class Settings:
         """gthread threads per worker: one runs the inference, `queue_depth` wait for it, and one
         more is always free to answer probes and to turn the next request away with a fast 503."""
         return self.threads if self.threads is not None else self.queue_depth + 2
-
-    def session_providers(self) -> Providers:
-        """Providers and memory options for the session factory, from ORT_* settings."""
-        from .models.sessions import resolve_providers
-
-        return resolve_providers(self.ort_providers, cpu_arena=self.ort_cpu_arena, mem_pattern=self.ort_mem_pattern)
 
     @property
     def max_upload_bytes(self) -> int:
@@ -125,7 +123,7 @@ class Settings:
             log_level=reader.choice("LOG_LEVEL", defaults.log_level, LOG_LEVELS),
             ort_cpu_arena=reader.choice("ORT_CPU_ARENA", defaults.ort_cpu_arena, ARENA_MODES),
             ort_mem_pattern=reader.boolean("ORT_MEM_PATTERN", defaults.ort_mem_pattern),
-            release_memory=reader.choice("RELEASE_MEMORY", defaults.release_memory, RELEASE_MEMORY_MODES),
+            release_memory=ReleaseMemory(reader.choice("RELEASE_MEMORY", defaults.release_memory.value, tuple(m.value for m in ReleaseMemory))),
             release_memory_idle_s=reader.number("RELEASE_MEMORY_IDLE_S", defaults.release_memory_idle_s, low=0.1, high=3600),
             keep_memory_workers=reader.integer("KEEP_MEMORY_WORKERS", defaults.keep_memory_workers, low=0, high=64),
             log_format=reader.choice("LOG_FORMAT", defaults.log_format, LOG_FORMATS),

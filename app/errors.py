@@ -1,7 +1,10 @@
 """One error shape for every failure: `{"error": {"code": "...", "message": "..."}}`.
 
-Blueprints raise `ApiError`; werkzeug's HTTP errors (404, 405, 413 from MAX_CONTENT_LENGTH) and any
-unexpected exception are turned into the same shape here. Nothing leaks a stack trace or a path.
+Two kinds of errors reach a client. `ApiError` is HTTP-level and raised at the edges (a bad form
+field, an upload that is not an image). `DomainError`s say what happened in the pipelines and the
+service (`PhotoRejected`, `NoFace`, `Busy`, ...) and know nothing of HTTP: this module alone maps
+them to a status (`DOMAIN_STATUS`). werkzeug's HTTP errors (404, 405, 413 from MAX_CONTENT_LENGTH)
+and any unexpected exception are turned into the same shape. Nothing leaks a stack trace or a path.
 """
 
 from __future__ import annotations
@@ -36,6 +39,52 @@ class ApiError(Exception):
         self.details = details or {}
 
 
+class DomainError(Exception):
+    """An outcome of the pipelines or the service that the client must hear about: a stable
+    machine `code`, a human `message`, and `details` for the JSON body. No HTTP status here."""
+
+    def __init__(self, code: str, message: str, *, details: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details or {}
+
+
+class PhotoRejected(DomainError):
+    """The photo cannot make what was asked (face count, cut off, file size): the photo's fault."""
+
+
+class NoFace(DomainError):
+    """No face where one is needed (`details` names the field when there are several photos)."""
+
+
+class FaceIndexOutOfRange(DomainError):
+    """The face asked for by index is not in the photo."""
+
+
+class ModelUnavailable(DomainError):
+    """The deployment does not load the model this needs; the message names the install command."""
+
+
+class NotReady(DomainError):
+    """The models are still loading (or could not be loaded)."""
+
+
+class Busy(DomainError):
+    """Every inference slot and queue place of this worker is taken (backpressure)."""
+
+
+# The one place a domain error becomes an HTTP answer: (status, extra headers).
+DOMAIN_STATUS: dict[type[DomainError], tuple[int, dict[str, str]]] = {
+    PhotoRejected: (422, {}),
+    NoFace: (422, {}),
+    FaceIndexOutOfRange: (422, {}),
+    ModelUnavailable: (503, {}),
+    NotReady: (503, {"Retry-After": "5"}),
+    Busy: (503, {"Retry-After": "1"}),
+}
+
+
 def bad_request(code: str, message: str) -> ApiError:
     return ApiError(400, code, message)
 
@@ -57,10 +106,17 @@ def _http_code(exc: HTTPException) -> str:
 def init_app(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def _api_error(exc: ApiError) -> Response:
-        if exc.code == "busy":  # backpressure (app.runtime.InferenceGate)
-            observability.count_rejection(exc.message)
         response = error_response(exc.status, exc.code, exc.message, details=exc.details)
         response.headers.update(exc.headers)
+        return response
+
+    @app.errorhandler(DomainError)
+    def _domain_error(exc: DomainError) -> Response:
+        if isinstance(exc, Busy):
+            observability.count_rejection(str(exc.details.get("reason", "queue_full")))
+        status, headers = DOMAIN_STATUS[type(exc)]
+        response = error_response(status, exc.code, exc.message, details=exc.details)
+        response.headers.update(headers)
         return response
 
     @app.errorhandler(HTTPException)

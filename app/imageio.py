@@ -15,7 +15,7 @@ import numpy as np
 from PIL import Image, ImageCms, ImageOps, UnidentifiedImageError
 
 from .errors import ApiError
-from .pipelines.compose import flatten_rgba
+from .imaging.compose import flatten_rgba
 
 log = logging.getLogger(__name__)
 

@@ -143,7 +143,7 @@ def _record(update: Any) -> None:
             log.exception("metrics update failed; further failures are not logged")
 
 
-# -- process lifecycle (called from app.lifecycle) ------------------------------------------------
+# -- process lifecycle (called from app.serving.hooks) ------------------------------------------------
 
 
 def start_master(settings: Settings) -> Path:
@@ -203,13 +203,9 @@ def worker_warm(seconds: float) -> None:
     _record(update)
 
 
-def rejection_reason(message: str) -> str:
-    """The reason label of a `busy` ApiError (see app.runtime.InferenceGate.slot)."""
-    return "wait_timeout" if "timed out" in message else "queue_full"
-
-
-def count_rejection(message: str) -> None:
-    _record(lambda m: m.rejected.labels(rejection_reason(message)).inc())
+def count_rejection(reason: str) -> None:
+    """One `503 busy` answer; `reason` is one of REJECTION_REASONS (app.serving.admission)."""
+    _record(lambda m: m.rejected.labels(reason).inc())
 
 
 def observe_inference(timings: Timings) -> None:
@@ -354,3 +350,34 @@ class JsonFormatter(logging.Formatter):
             if record.stack_info:
                 entry["stack"] = self.formatStack(record.stack_info)
         return json.dumps(entry, default=str)
+
+
+# -- gunicorn's logging ------------------------------------------------------------------------------
+
+# the request id (X-Request-ID, echoed by the app on every response) ends each access line
+ACCESS_LOG_FORMAT = '%(h)s "%(r)s" %(s)s %(B)s %(M)sms %({x-request-id}o)s'
+
+
+def logging_config(*, level: str, json_lines: bool) -> dict[str, Any]:
+    """gunicorn's `logconfig_dict`: errors to stderr, access lines to stdout; LOG_FORMAT=json makes
+    every line one JSON object (`JsonFormatter`), access lines as fields."""
+    upper = level.upper()
+    formatter = (
+        {"()": "app.observability.JsonFormatter"}
+        if json_lines
+        else {"format": "%(asctime)s [%(process)d] [%(levelname)s] %(name)s: %(message)s"}
+    )
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"generic": formatter},
+        "handlers": {
+            "console": {"class": "logging.StreamHandler", "formatter": "generic", "stream": "ext://sys.stderr"},
+            "access": {"class": "logging.StreamHandler", "formatter": "generic", "stream": "ext://sys.stdout"},
+        },
+        "root": {"level": upper, "handlers": ["console"]},
+        "loggers": {
+            "gunicorn.error": {"level": upper, "handlers": ["console"], "propagate": False, "qualname": "gunicorn.error"},
+            "gunicorn.access": {"level": "INFO", "handlers": ["access"], "propagate": False, "qualname": "gunicorn.access"},
+        },
+    }

@@ -5,7 +5,7 @@
 
 Needs `nvidia-smi` and an onnxruntime build with CUDAExecutionProvider (and the CUDA/cuDNN libraries
 it links against). With CUDA providers the gunicorn master loads nothing: each worker creates its
-CUDA sessions after the fork (app/lifecycle.py post_fork), so VRAM is per worker, and it is
+CUDA sessions after the fork (app/serving/hooks.py post_fork), so VRAM is per worker, and it is
 measured per worker pid with `nvidia-smi --query-compute-apps=pid,used_memory`.
 
 For 1 and 2 workers: time to the port and to /readyz 200, the first cut-out request after ready

@@ -5,7 +5,7 @@
 The project's gunicorn.conf.py is loaded as a module (its settings and hooks copied here, so every
 other setting and hook is the real one). Then, only when asked through the environment:
 
-    BENCH_GC_FREEZE=0   app.lifecycle.pre_fork runs with gc.freeze() made a no-op, to measure what
+    BENCH_GC_FREEZE=0   app.serving.hooks.pre_fork runs with gc.freeze() made a no-op, to measure what
                         freezing the master's objects before the fork saves in the workers' memory.
 """
 

@@ -13,7 +13,9 @@ import io
 import json
 import statistics
 
-from app import create_app, get_runtime, warmup_photo
+from app import create_app
+from app.service import Service
+from app.warmup import photo as warmup_photo
 from app.config import Settings
 
 
@@ -24,7 +26,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = Settings.from_env().with_overrides(models=("u2net", "centerface"), segmentation_model="u2net")
     app = create_app(settings)
-    get_runtime(app).load_models()
+    Service.of(app).load()
     client = app.test_client()
 
     def once() -> dict:

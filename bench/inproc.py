@@ -34,13 +34,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from app import create_app, get_runtime  # noqa: I001  (app first: it pins the native thread pools)
+from app import create_app  # noqa: I001  (app first: it pins the native thread pools)
+from app.service import Service
 import numpy as np
 import onnxruntime as ort
 from PIL import Image
 
 from app.config import Settings
-from app.memory import malloc_trim
+from app.serving.memory import malloc_trim
 from app.models.sessions import session_options, shrink_shared_arena, use_shared_arena
 
 from .common import MODEL, WORK, cutout_photo, model_home, portrait_photo, private_kib, shared_kib, smaps_rollup, summary
@@ -102,8 +103,8 @@ def sessions_in(model: object, depth: int = 3) -> list[ort.InferenceSession]:
 def pipeline(runs: int, warmup: int) -> dict[str, object]:
     settings = Settings.from_env().with_overrides(models=(MODEL, "centerface"), segmentation_model=MODEL)
     app = create_app(settings)
-    runtime = get_runtime(app)
-    runtime.load_models()
+    runtime = Service.of(app)
+    runtime.load()
     timer = RunTimer()
     for entry in runtime.registry.loaded():
         for session in sessions_in(entry.model):

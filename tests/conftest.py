@@ -12,11 +12,12 @@ from flask import Flask
 from flask.testing import FlaskClient
 from PIL import Image
 
-from app import create_app, get_runtime
+from app import create_app
 from app.config import Settings
 from app.models.fetch import fetch, inspect
 from app.models.manifest import get_spec
 from app.models.registry import Registry
+from app.service import Service
 
 
 @pytest.fixture(scope="session")
@@ -74,9 +75,9 @@ def small_settings(model_home: Path) -> Settings:
 @pytest.fixture(scope="session")
 def small_registry(small_settings: Settings) -> Registry:
     """A real registry with the small models, loaded once for the whole session."""
-    app = create_app(small_settings, Registry())
-    get_runtime(app).load_models()
-    return get_runtime(app).registry
+    service = Service.of(create_app(small_settings, Registry()))
+    service.load()
+    return service.registry
 
 
 @pytest.fixture()

@@ -9,7 +9,9 @@ import pytest
 from flask.testing import FlaskClient
 from PIL import Image
 
-from app import create_app, get_runtime
+from app import create_app
+from app.serving.admission import InferenceGate
+from app.service import Service
 from app.config import Settings
 from app.models.registry import Registry
 from tests.conftest import jpeg_bytes
@@ -106,7 +108,8 @@ def test_upload_limit_is_413_json(small_settings: Settings, small_registry: Regi
 
 def test_busy_worker_answers_a_fast_503(app: object, small_settings: Settings, small_registry: Registry, astronaut_jpeg: bytes) -> None:
     app = create_app(small_settings.with_overrides(queue_depth=0), small_registry)
-    gate = get_runtime(app).inference_gate
+    gate = InferenceGate(queue_depth=0, wait_timeout=1.0)
+    Service.of(app).admission = gate  # as post_fork installs it in a worker
     with gate.slot():  # another request holds the only inference slot and nobody may queue
         response = remove(app.test_client(), astronaut_jpeg)
     assert response.status_code == 503 and response.get_json()["error"]["code"] == "busy"

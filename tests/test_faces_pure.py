@@ -24,7 +24,7 @@ from app.models.manifest import Checksum, ModelSpec, Role, ZipMemberSource, get_
 from app.models.registry import ModelFileError, Registry
 from app.models.scrfd import Scrfd, anchor_centres, decode
 from app.models.sessions import Providers, create_session
-from app.pipelines.faces import (
+from app.imaging.face_align import (
     ARCFACE_TEMPLATE,
     box_transform,
     cosine_similarity,

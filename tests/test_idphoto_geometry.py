@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from app.errors import ApiError
-from app.idphoto import IdPhotoOptions, choose_face, encode_photo, people
+from app.pipelines.idphoto import IdPhotoOptions, choose_face, encode_photo, people
 from app.models.faces import Face
-from app.pipelines.idphoto import (
+from app.imaging.placement import (
     Head,
     PlacementError,
     check_chin_inside,

@@ -21,12 +21,13 @@ from flask import Flask
 from flask.testing import FlaskClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from app import create_app, get_runtime
+from app import create_app
 from app.config import ConfigError, Settings
-from app.errors import ApiError
+from app.errors import Busy
 from app.models.registry import Registry
-from app.observability import JsonFormatter, rejection_reason
-from app.runtime import InferenceGate
+from app.observability import JsonFormatter
+from app.serving.admission import InferenceGate
+from app.service import Service
 from tests.server import ROOT, Server, alive
 
 HEX_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -225,37 +226,39 @@ def test_json_formatter_app_records() -> None:
 def test_busy_rejections_are_told_apart() -> None:
     gate = InferenceGate(queue_depth=0, wait_timeout=0.05)
     with gate.slot():
-        with pytest.raises(ApiError) as full:
+        with pytest.raises(Busy) as full:
             with gate.slot():
                 pass
-    assert full.value.code == "busy" and rejection_reason(full.value.message) == "queue_full"
+    assert full.value.code == "busy" and full.value.details["reason"] == "queue_full"
     gate = InferenceGate(queue_depth=1, wait_timeout=0.05)
-    caught: list[ApiError] = []
+    caught: list[Busy] = []
 
     def wait() -> None:
         try:
             with gate.slot():
                 pass
-        except ApiError as exc:
+        except Busy as exc:
             caught.append(exc)
 
     with gate.slot():
         waiter = threading.Thread(target=wait)
         waiter.start()
         waiter.join(5)
-    assert caught and rejection_reason(caught[0].message) == "wait_timeout"
+    assert caught and caught[0].details["reason"] == "wait_timeout"
 
 
 def test_metrics_through_the_test_client(small_settings: Settings, small_registry: Registry, astronaut_jpeg: bytes) -> None:
     app = create_app(small_settings.with_overrides(queue_depth=0), small_registry)
     client = app.test_client()
     before = parse_metrics(client.get("/metrics").get_data(as_text=True))
-    get_runtime(app).run_warmup(passes=1)  # through the app, but not counted as requests
+    gate = InferenceGate(queue_depth=0, wait_timeout=1.0)
+    Service.of(app).admission = gate  # as post_fork installs it in a worker
+    Service.of(app).warm()  # through the app, but not counted as requests
     ok = client.post("/api/v1/remove-background", data={"image": (io.BytesIO(astronaut_jpeg), "a.jpg")})
     assert ok.status_code == 200
     bad = client.post("/api/v1/remove-background", data={"image": (io.BytesIO(astronaut_jpeg), "a.jpg"), "format": "tiff"})
     assert bad.status_code == 400
-    with get_runtime(app).inference_gate.slot():  # the worker is busy and QUEUE_DEPTH=0
+    with gate.slot():  # the worker is busy and QUEUE_DEPTH=0
         busy = client.post("/api/v1/remove-background", data={"image": (io.BytesIO(astronaut_jpeg), "a.jpg")})
     assert busy.status_code == 503 and busy.get_json()["error"]["code"] == "busy"
     response = client.get("/metrics")

@@ -1,11 +1,11 @@
-"""Print sheets: layout arithmetic and rendering (app.pipelines.sheet)."""
+"""Print sheets: layout arithmetic and rendering (app.imaging.sheet)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from app.pipelines.sheet import PAPERS, SheetLayout, cut_mark_boxes, get_paper, plan_sheet, render_sheet
+from app.imaging.sheet import PAPERS, SheetLayout, cut_mark_boxes, get_paper, plan_sheet, render_sheet
 
 ID_35x45 = (35.0, 45.0)
 US_2x2 = (50.8, 50.8)

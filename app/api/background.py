@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, current_app
+from flask import Blueprint, Response
 
 from ..errors import bad_request
 from ..imageio import decode, encode, normalise_format
 from ..models.manifest import Role
 from ..models.registry import Registry
 from ..models.segmentation import AlphaMatting
-from ..pipelines.compose import cutout, flatten
-from ..runtime import WarmupRequest
+from ..pipelines.cutout import cut_out
+from ..service import current_service
 from ..specs import parse_colour
 from ..timings import Timings
+from ..warmup import WarmupRequest
 from . import forms
 
 bp = Blueprint("background", __name__, url_prefix="/api/v1")
@@ -27,10 +28,8 @@ def warmup_requests(registry: Registry) -> list[WarmupRequest]:
 
 @bp.post("/remove-background")
 def remove_background() -> Response:
-    from .. import get_runtime
-
-    runtime = get_runtime(current_app)
-    settings = runtime.settings
+    service = current_service()
+    settings = service.settings
     timings = Timings()
     data = forms.image_bytes()
     model_name = forms.text("model") or settings.segmentation_model
@@ -48,24 +47,25 @@ def remove_background() -> Response:
             background_threshold=forms.integer("alpha_matting_background_threshold", 10, low=0, high=255),
             erode_size=forms.integer("alpha_matting_erode_size", 10, low=0, high=100),
         )
-    runtime.require_ready()
-    loaded = runtime.registry.names(Role.SEGMENTATION)
+    service.require_ready()
+    loaded = service.registry.names(Role.SEGMENTATION)
     if model_name not in loaded:
         raise bad_request("unknown_model", f"model must be one of the loaded segmentation models: {', '.join(loaded)}.")
-    segmenter = runtime.registry.segmenter(model_name)
+    segmenter = service.registry.segmenter(model_name)
     timings.models["segment"] = model_name
 
     with timings.stage("decode"):
         image = decode(data, max_pixels=settings.max_image_pixels)
-    with runtime.inference_gate.slot(), timings.stage("segment"):
-        matte = segmenter.matte(image.rgb, max_side=settings.working_max_side, alpha_matting=matting)
-    with timings.stage("compose"):
-        if only_mask:
-            pixels = matte.alpha
-        elif background is not None:
-            pixels = flatten(matte.foreground, matte.alpha, background)
-        else:
-            pixels = cutout(matte.foreground, matte.alpha)
+    with service.inference():
+        pixels = cut_out(
+            image.rgb,
+            segmenter=segmenter,
+            max_side=settings.working_max_side,
+            timings=timings,
+            alpha_matting=matting,
+            only_mask=only_mask,
+            background=background,
+        )
     with timings.stage("encode"):
         body = encode(pixels, fmt)
     kind = "mask" if only_mask else "cutout"

@@ -8,24 +8,22 @@ model is missing answers 503 `model_unavailable` naming the command that install
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 
 import numpy as np
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Blueprint, Response, request
 
-from .. import observability
-from ..errors import ApiError, bad_request
+from ..errors import ModelUnavailable, bad_request
 from ..imageio import decode, encode, normalise_format
 from ..models.checksums import install_command
-from ..models.faces import Face
-from ..models.insight import ArcFace, Embedding, GenderAge, Landmark106, Swapper
+from ..models.insight import ArcFace, GenderAge, Landmark106, Swapper
 from ..models.manifest import Role, get_spec
 from ..models.registry import FaceDetector, Registry
-from ..pipelines.faces import cosine_similarity, norm_crop
-from ..runtime import Runtime, WarmupRequest
+from ..pipelines import faces as face_pipeline
+from ..service import Service, current_service
 from ..timings import Timings
+from ..warmup import WarmupRequest
 from . import forms
 
 bp = Blueprint("faces", __name__, url_prefix="/api/v1")
@@ -36,9 +34,8 @@ bp = Blueprint("faces", __name__, url_prefix="/api/v1")
 #: from about 0.28 (permissive) to 0.5 (strict). 0.4 errs towards "not the same person" on a
 #: service where a false match is the costly mistake; a request may pass its own `threshold`.
 SAME_PERSON_THRESHOLD = 0.4
-MAX_FACES = 100
+MAX_FACES = face_pipeline.MAX_FACES
 DEFAULT_MAX_FACES = 20
-GENDERS = ("female", "male")
 
 
 def warmup_requests(registry: Registry) -> list[WarmupRequest]:
@@ -65,21 +62,14 @@ def warmup_requests(registry: Registry) -> list[WarmupRequest]:
     return requests
 
 
-def _runtime() -> Runtime:
-    from .. import get_runtime
-
-    return get_runtime(current_app)
-
-
 # -- model lookup ------------------------------------------------------------------------------
 
 
-def _unavailable(runtime: Runtime, what: str, *names: str) -> ApiError:
-    """503 naming the models that would provide `what` and how to install them."""
+def _unavailable(service: Service, what: str, *names: str) -> ModelUnavailable:
+    """`model_unavailable` naming the models that would provide `what` and how to install them."""
     commands = " or ".join(install_command(get_spec(name)) for name in names)
-    listed = ",".join(runtime.settings.models)
-    return ApiError(
-        503,
+    listed = ",".join(service.settings.models)
+    return ModelUnavailable(
         "model_unavailable",
         f"{what} is not available: the model is not loaded in this deployment. To enable it run: {commands}, "
         f"then add {' or '.join(names)} to MODELS (now MODELS={listed}) and restart.",
@@ -87,48 +77,28 @@ def _unavailable(runtime: Runtime, what: str, *names: str) -> ApiError:
     )
 
 
-def _detector(runtime: Runtime) -> tuple[str, FaceDetector]:
-    found = runtime.registry.face_detector()
+def _detector(service: Service) -> tuple[str, FaceDetector]:
+    found = service.registry.face_detector()
     if found is None:
-        raise _unavailable(runtime, "Face detection", "scrfd", "centerface")
+        raise _unavailable(service, "Face detection", "scrfd", "centerface")
     return found
 
 
-def _arcface(runtime: Runtime, what: str) -> tuple[str, ArcFace]:
-    found = runtime.registry.find_named(ArcFace)
+def _arcface(service: Service, what: str) -> tuple[str, ArcFace]:
+    found = service.registry.find_named(ArcFace)
     if found is None:
-        raise _unavailable(runtime, what, "arcface")
+        raise _unavailable(service, what, "arcface")
     return found
 
 
-def _swapper(runtime: Runtime) -> tuple[str, Swapper]:
-    found = runtime.registry.find_named(Swapper)
+def _swapper(service: Service) -> tuple[str, Swapper]:
+    found = service.registry.find_named(Swapper)
     if found is None:
-        raise _unavailable(runtime, "Face swap", "inswapper")
+        raise _unavailable(service, "Face swap", "inswapper")
     return found
-
-
-def _json(body: dict[str, object], timings: Timings) -> Response:
-    """A JSON answer with the stage timings (body, `Server-Timing`, inference metrics)."""
-    observability.observe_inference(timings)
-    response = jsonify({**body, "timings": timings.as_dict()})
-    response.headers["Server-Timing"] = timings.header()
-    return response
 
 
 # -- form fields ---------------------------------------------------------------------------------
-
-
-def _file(*names: str) -> bytes:
-    """The bytes of the one file sent under the first of `names` present (the others are aliases)."""
-    forms.require_multipart()
-    for name in names:
-        files = request.files.getlist(name)
-        if len(files) > 1:
-            raise bad_request("too_many_images", f"Send exactly one file in the field '{name}' ({len(files)} were sent).")
-        if files:
-            return files[0].read()
-    raise bad_request("missing_image", f"Attach the photo as the multipart file field '{names[0]}'.")
 
 
 def _threshold() -> float:
@@ -168,35 +138,6 @@ def _face_index() -> int | None:
     return forms.integer("face_index", 0, low=0, high=MAX_FACES - 1)
 
 
-# -- shared steps ----------------------------------------------------------------------------------
-
-
-def _detect(detector: FaceDetector, rgb: np.ndarray, *, limit: int) -> list[Face]:
-    """Faces, largest box first (ties: higher score first), at most `limit`."""
-    faces = detector.detect(rgb)
-    faces.sort(key=lambda face: (-face.area, -face.score))
-    return faces[:limit]
-
-
-def _rounded(points: np.ndarray) -> list[list[float]]:
-    return [[round(float(x), 1), round(float(y), 1)] for x, y in points]
-
-
-def _png_base64(pixels: np.ndarray) -> str:
-    return base64.b64encode(encode(pixels, "png")).decode("ascii")
-
-
-def _main_face(detector: FaceDetector, rgb: np.ndarray, *, field: str) -> tuple[Face, int]:
-    faces = _detect(detector, rgb, limit=MAX_FACES)
-    if not faces:
-        raise ApiError(422, "no_face", f"No face was found in '{field}'.", details={"field": field})
-    return faces[0], len(faces)
-
-
-def _embedding_json(embedding: Embedding) -> dict[str, object]:
-    return {"embedding": [round(float(v), 7) for v in embedding.vector], "embedding_norm": round(embedding.norm, 4)}
-
-
 # -- endpoints ---------------------------------------------------------------------------------------
 
 
@@ -204,51 +145,26 @@ def _embedding_json(embedding: Embedding) -> dict[str, object]:
 def faces() -> Response:
     """Every face: box, score, 5 landmarks; with the models loaded, 106 landmarks, gender and age,
     the normalised embedding; with `crops=true`, the 112 x 112 aligned crop as base64 PNG."""
-    runtime = _runtime()
-    settings = runtime.settings
+    service = current_service()
     timings = Timings()
     data = forms.image_bytes()
     crops = forms.boolean("crops")
     limit = forms.integer("max_faces", DEFAULT_MAX_FACES, low=1, high=MAX_FACES)
-    runtime.require_ready()
-    detector_name, detector = _detector(runtime)
-    registry = runtime.registry
+    service.require_ready()
+    registry = service.registry
+    detector_name, detector = _detector(service)
     timings.models["detect"] = detector_name
-    arcface = registry.find_named(ArcFace)
-    genderage = registry.find_named(GenderAge)
-    landmarks = registry.find_named(Landmark106)
-    for stage, named in (("embed", arcface), ("genderage", genderage), ("landmarks_106", landmarks)):
-        if named is not None:
-            timings.models[stage] = named[0]
+    found = {"embed": registry.find_named(ArcFace), "genderage": registry.find_named(GenderAge),
+             "landmarks_106": registry.find_named(Landmark106)}
+    timings.models.update({stage: named[0] for stage, named in found.items() if named is not None})
+    models = face_pipeline.Analysers(
+        *(None if named is None else named[1] for named in (found["embed"], found["genderage"], found["landmarks_106"]))
+    )
     with timings.stage("decode"):
-        image = decode(data, max_pixels=settings.max_image_pixels)
-    rgb = image.rgb
-    results: list[dict[str, object]] = []
-    with runtime.inference_gate.slot():
-        with timings.stage("detect"):
-            detected = _detect(detector, rgb, limit=limit)
-        for face in detected:
-            result: dict[str, object] = face.to_dict()
-            if landmarks is not None:
-                with timings.stage("landmarks_106"):
-                    result["landmarks_106"] = _rounded(landmarks[1].predict(rgb, face))
-            if genderage is not None:
-                with timings.stage("genderage"):
-                    gender, age = genderage[1].predict(rgb, face)
-                result["gender"] = GENDERS[gender]
-                result["age"] = age
-            crop = None
-            if arcface is not None:
-                with timings.stage("embed"):
-                    crop = arcface[1].align(rgb, face)
-                    result.update(_embedding_json(arcface[1].embed_crop(crop)))
-            if crops:
-                with timings.stage("crop"):
-                    if crop is None:
-                        crop, _ = norm_crop(rgb, face.landmarks, size=112)
-                    result["crop"] = _png_base64(crop)
-            results.append(result)
-    return _json(
+        image = decode(data, max_pixels=service.settings.max_image_pixels)
+    with service.inference():
+        results = face_pipeline.analyse(image.rgb, detector=detector, models=models, limit=limit, crops=crops, timings=timings)
+    return forms.json_response(
         {
             "faces": results,
             "image": {"width": image.width, "height": image.height},
@@ -262,30 +178,21 @@ def faces() -> Response:
 @bp.post("/faces/compare")
 def compare() -> Response:
     """Two photos (`image1`, `image2`): their main faces' ArcFace cosine similarity and a verdict."""
-    runtime = _runtime()
-    settings = runtime.settings
+    service = current_service()
     timings = Timings()
-    first = _file("image1")
-    second = _file("image2")
+    first = forms.image_bytes("image1")
+    second = forms.image_bytes("image2")
     threshold = _threshold()
-    runtime.require_ready()
-    detector_name, detector = _detector(runtime)
-    arcface_name, arcface = _arcface(runtime, "Face comparison")
+    service.require_ready()
+    detector_name, detector = _detector(service)
+    arcface_name, arcface = _arcface(service, "Face comparison")
     timings.models.update(detect=detector_name, embed=arcface_name)
+    max_pixels = service.settings.max_image_pixels
     with timings.stage("decode"):
-        images = [decode(first, max_pixels=settings.max_image_pixels), decode(second, max_pixels=settings.max_image_pixels)]
-    described: list[dict[str, object]] = []
-    vectors: list[np.ndarray] = []
-    with runtime.inference_gate.slot():
-        for field, image in zip(("image1", "image2"), images, strict=True):
-            with timings.stage("detect"):
-                face, count = _main_face(detector, image.rgb, field=field)
-            with timings.stage("embed"):
-                embedding = arcface.embed(image.rgb, face)
-            vectors.append(embedding.vector)
-            described.append({**face.to_dict(), "faces_found": count, "embedding_norm": round(embedding.norm, 4)})
-    similarity = cosine_similarity(vectors[0], vectors[1])
-    return _json(
+        images = {"image1": decode(first, max_pixels=max_pixels).rgb, "image2": decode(second, max_pixels=max_pixels).rgb}
+    with service.inference():
+        similarity, described = face_pipeline.compare(images, detector=detector, arcface=arcface, timings=timings)
+    return forms.json_response(
         {
             "similarity": round(similarity, 4),
             "same_person": similarity >= threshold,
@@ -301,64 +208,41 @@ def swap() -> Response:
     """`target` (the photo to change; `image` also accepted) with the face of `source` put in
     (or `source_embedding`, a 512-number embedding from /faces); `face_index` (default 0, the
     largest face; `all`); `source_face_index` (default 0); `format` (default: the target's)."""
-    runtime = _runtime()
-    settings = runtime.settings
+    service = current_service()
+    max_pixels = service.settings.max_image_pixels
     timings = Timings()
-    target_data = _file("target", "image")
+    target_data = forms.image_bytes("target", "image")
     source_data = request.files.get("source")
     face_index = _face_index()
     source_index = forms.integer("source_face_index", 0, low=0, high=MAX_FACES - 1)
     requested_format = forms.text("format")
-    runtime.require_ready()
-    detector_name, detector = _detector(runtime)
-    swapper_name, swapper = _swapper(runtime)
+    service.require_ready()
+    detector_name, detector = _detector(service)
+    swapper_name, swapper = _swapper(service)
     timings.models.update(detect=detector_name, swap=swapper_name)
-    source_vector = _embedding_field("source_embedding", size=swapper.embedding_size)
-    if source_vector is None and source_data is None:
+    identity = _embedding_field("source_embedding", size=swapper.embedding_size)
+    if identity is None and source_data is None:
         raise bad_request("missing_source", "Send the face to put in as the file field 'source' (or 'source_embedding').")
     arcface = None
-    if source_vector is None:
-        arcface_name, arcface = _arcface(runtime, "Face swap from a source photo")
+    if identity is None:
+        arcface_name, arcface = _arcface(service, "Face swap from a source photo")
         timings.models["embed"] = arcface_name
     with timings.stage("decode"):
-        target = decode(target_data, max_pixels=settings.max_image_pixels)
-        source = None
-        if source_vector is None and source_data is not None:
-            source = decode(source_data.read(), max_pixels=settings.max_image_pixels)
+        target = decode(target_data, max_pixels=max_pixels)
+        source = None if identity is not None or source_data is None else decode(source_data.read(), max_pixels=max_pixels)
     fmt = normalise_format(requested_format, default=target.source_format)
     source_face: dict[str, object] | None = None
-    with runtime.inference_gate.slot():
-        if source is not None and arcface is not None:
-            with timings.stage("detect"):
-                source_faces = _detect(detector, source.rgb, limit=MAX_FACES)
-            if not source_faces:
-                raise ApiError(422, "no_face", "No face was found in 'source'.", details={"field": "source"})
-            if source_index >= len(source_faces):
-                raise ApiError(
-                    422,
-                    "face_index_out_of_range",
-                    f"source_face_index {source_index}: the source has {len(source_faces)} face(s).",
-                )
-            with timings.stage("embed"):
-                embedding = arcface.embed(source.rgb, source_faces[source_index])
-            source_vector = embedding.vector
-            source_face = source_faces[source_index].to_dict()
-        if source_vector is None:  # unreachable: a source photo or an embedding was required above
-            raise RuntimeError("no source identity")
-        with timings.stage("detect"):
-            targets = _detect(detector, target.rgb, limit=MAX_FACES)
-        if not targets:
-            raise ApiError(422, "no_face", "No face was found in 'target'.", details={"field": "target"})
-        if face_index is not None and face_index >= len(targets):
-            raise ApiError(
-                422, "face_index_out_of_range", f"face_index {face_index}: the target has {len(targets)} face(s)."
+    with service.inference():
+        if identity is None:
+            if source is None or arcface is None:  # unreachable: a source photo or an embedding was required above
+                raise RuntimeError("no source identity")
+            identity, face = face_pipeline.source_identity(
+                source.rgb, detector=detector, arcface=arcface, index=source_index, timings=timings
             )
-        chosen = list(range(len(targets))) if face_index is None else [face_index]
-        pixels = target.rgb
-        with timings.stage("swap"):
-            latent = swapper.latent(source_vector)
-            for index in chosen:
-                pixels = swapper.swap(pixels, targets[index], latent)
+            source_face = face.to_dict()
+        pixels, chosen, targets = face_pipeline.swap(
+            target.rgb, identity, detector=detector, swapper=swapper, face_index=face_index, timings=timings
+        )
     with timings.stage("encode"):
         body = encode(pixels, fmt)
     return forms.image_response(

@@ -24,15 +24,18 @@ def require_multipart() -> None:
         )
 
 
-def image_bytes(name: str = "image") -> bytes:
-    """The bytes of the single uploaded file in field `name`."""
+def image_bytes(*names: str) -> bytes:
+    """The bytes of the one file sent under the first of `names` present (default `image`; the
+    others are aliases)."""
     require_multipart()
-    files = request.files.getlist(name)
-    if not files:
-        raise bad_request("missing_image", f"Attach the photo as the multipart file field '{name}'.")
-    if len(files) > 1:
-        raise bad_request("too_many_images", f"Send exactly one file in the field '{name}' ({len(files)} were sent).")
-    return files[0].read()
+    names = names or ("image",)
+    for name in names:
+        files = request.files.getlist(name)
+        if len(files) > 1:
+            raise bad_request("too_many_images", f"Send exactly one file in the field '{name}' ({len(files)} were sent).")
+        if files:
+            return files[0].read()
+    raise bad_request("missing_image", f"Attach the photo as the multipart file field '{names[0]}'.")
 
 
 def text(name: str) -> str | None:
@@ -89,5 +92,13 @@ def image_response(data: bytes, fmt: str, *, timings: Timings, filename: str, ex
     else:
         response = Response(data, mimetype=content_type)
         response.headers["Content-Disposition"] = f'inline; filename="{filename}"'
+    response.headers["Server-Timing"] = timings.header()
+    return response
+
+
+def json_response(body: dict[str, object], timings: Timings) -> Response:
+    """A JSON answer with the stage timings (body, `Server-Timing`, inference metrics)."""
+    observability.observe_inference(timings)
+    response = jsonify({**body, "timings": timings.as_dict()})
     response.headers["Server-Timing"] = timings.header()
     return response

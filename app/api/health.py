@@ -4,32 +4,27 @@ from __future__ import annotations
 
 import os
 
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, jsonify
 
+from ..service import current_service
 
 bp = Blueprint("health", __name__)
-
-
-def _runtime():  # noqa: ANN202 (import cycle: app.get_runtime)
-    from .. import get_runtime
-
-    return get_runtime(current_app)
 
 
 @bp.get("/healthz")
 def healthz() -> Response:
     """200 while the process can answer: liveness only, never blocked by model loading."""
-    runtime = _runtime()
-    return jsonify({"status": "alive", "pid": os.getpid(), "models_loaded": runtime.models_loaded, "warm": runtime.warm})
+    service = current_service()
+    return jsonify({"status": "alive", "pid": os.getpid(), "models_loaded": service.models_loaded, "warm": service.warmed})
 
 
 @bp.get("/readyz")
 def readyz() -> Response:
     """200 only when this worker's models are loaded and warm (and, at start-up, every worker's)."""
-    runtime = _runtime()
-    if not runtime.settings.preload_models and not runtime.warm:
-        runtime.start_background_load()
-    ready, body = runtime.readiness()
+    service = current_service()
+    if not service.settings.preload_models and not service.warmed:
+        service.start_background_load()
+    ready, body = service.readiness()
     response = jsonify(body)
     if not ready:
         response.status_code = 503
@@ -39,9 +34,16 @@ def readyz() -> Response:
 
 @bp.post("/warmup")
 def warmup() -> Response:
-    """Load (lazy mode) and run the warm-up passes in the answering worker; returns the timings."""
-    runtime = _runtime()
-    runtime.require_ready()  # lazy mode: loads and warms here, once
-    passes = max(1, runtime.settings.warmup_requests)
-    seconds = runtime.run_warmup(passes=passes)  # its requests queue at the inference gate like any other
-    return jsonify({"pid": os.getpid(), "passes": passes, "warmup_seconds": round(seconds, 4), "models": list(runtime.registry.names())})
+    """Load (lazy mode) and run the warm-up passes in the answering worker; returns the timings.
+    Its requests queue for the inference slot like any other."""
+    service = current_service()
+    service.require_ready()  # lazy mode: loads and warms here, once
+    seconds = service.warm()
+    return jsonify(
+        {
+            "pid": os.getpid(),
+            "passes": service.settings.warmup_requests,
+            "warmup_seconds": round(seconds, 4),
+            "models": list(service.registry.names()),
+        }
+    )

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import base64
 
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, jsonify
 
-from ..errors import ApiError, bad_request
-from ..idphoto import IdPhoto, IdPhotoOptions, make_id_photo, print_sheet
+from ..errors import ApiError, ModelUnavailable, PhotoRejected, bad_request
+from ..pipelines.idphoto import IdPhoto, IdPhotoOptions, make_id_photo, print_sheet
 from ..imageio import decode, encode
 from ..models.manifest import Role
 from ..models.registry import Registry
 from ..models.segmentation import AlphaMatting
-from ..pipelines.sheet import get_paper
-from ..runtime import Runtime, WarmupRequest
+from ..imaging.sheet import get_paper
+from ..service import current_service
 from ..specs import MAX_DPI, MIN_DPI, SPECS, PhotoSpec, custom_spec, get_spec, parse_colour
 from ..timings import Timings
+from ..warmup import WarmupRequest
 from . import forms
 
 bp = Blueprint("idphoto", __name__, url_prefix="/api/v1")
@@ -31,12 +32,6 @@ def warmup_requests(registry: Registry) -> list[WarmupRequest]:
     return [
         WarmupRequest("/api/v1/idphoto/sheet", {"spec": "icao", "paper": "4x6"}, (detector[0], segmenters[0])),
     ]
-
-
-def _runtime() -> Runtime:
-    from .. import get_runtime
-
-    return get_runtime(current_app)
 
 
 @bp.get("/specs")
@@ -110,23 +105,23 @@ def _options(spec: PhotoSpec) -> IdPhotoOptions:
 
 
 def _make(timings: Timings) -> tuple[IdPhoto, IdPhotoOptions]:
-    runtime = _runtime()
-    settings = runtime.settings
+    service = current_service()
+    settings = service.settings
     data = forms.image_bytes()
     spec = _spec_from_form()
     options = _options(spec)
-    runtime.require_ready()
-    found = runtime.registry.face_detector()
+    service.require_ready()
+    found = service.registry.face_detector()
     if found is None:
-        raise ApiError(503, "model_unavailable", "No face detector is loaded; add centerface to MODELS.")
-    if settings.segmentation_model not in runtime.registry:
-        raise ApiError(503, "model_unavailable", f"No segmentation model is loaded; add {settings.segmentation_model} to MODELS.")
+        raise ModelUnavailable("model_unavailable", "No face detector is loaded; add centerface to MODELS.")
+    if settings.segmentation_model not in service.registry:
+        raise ModelUnavailable("model_unavailable", f"No segmentation model is loaded; add {settings.segmentation_model} to MODELS.")
     detector_name, detector = found
-    segmenter = runtime.registry.segmenter(settings.segmentation_model)
+    segmenter = service.registry.segmenter(settings.segmentation_model)
     timings.models.update(detect=detector_name, align=detector_name, segment=settings.segmentation_model)
     with timings.stage("decode"):
         image = decode(data, max_pixels=settings.max_image_pixels)
-    with runtime.inference_gate.slot():
+    with service.inference():
         photo = make_id_photo(
             image.rgb,
             detector=detector,
@@ -180,7 +175,7 @@ def idphoto_sheet() -> Response:
         try:
             layout, sheet = print_sheet(photo, spec, paper, copies=copies, dpi=sheet_dpi)
         except ValueError as exc:
-            raise ApiError(422, "sheet_does_not_fit", str(exc)) from None
+            raise PhotoRejected("sheet_does_not_fit", str(exc)) from None
         fmt = options.fmt
         body = encode(sheet, fmt, dpi=sheet_dpi, jpeg_quality=95)
     name = f"{_file_stem(spec)}-sheet-{paper.id}-{len(layout.positions)}x.{'jpg' if fmt == 'jpeg' else 'png'}"

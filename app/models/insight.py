@@ -23,7 +23,7 @@ import onnx
 import onnxruntime
 from onnx import numpy_helper
 
-from ..pipelines.faces import box_transform, estimate_norm, invert_affine, l2_normalise, paste_back, transform_points, warp_affine
+from ..imaging.face_align import box_transform, estimate_norm, invert_affine, l2_normalise, paste_back, transform_points, warp_affine
 from .faces import Face
 from .sessions import Providers, create_session
 
@@ -149,7 +149,7 @@ class ArcFace:
 class GenderAge:
     """insightface ``Attribute`` (genderage): a box-centred crop -> ``[female, male, age / 100]``.
 
-    Crop: :func:`app.pipelines.faces.box_transform` (1.5 x the box's long side, 96 px); input RGB
+    Crop: :func:`app.imaging.face_align.box_transform` (1.5 x the box's long side, 96 px); input RGB
     ``(x - 127.5) / 128`` (or raw, see :func:`graph_normalisation`); output ``[N, 3]``:
     gender = argmax of the first two (0 female, 1 male), age = round(third * 100).
     """
@@ -216,7 +216,7 @@ class Swapper:
     Inputs: ``target`` ``[1, 3, 128, 128]`` RGB ``x / 255`` (the crop aligned to the ArcFace
     template scaled for 128 px) and ``source`` ``[1, 512]`` (the latent: the source's normalised
     ArcFace embedding times ``emap``, L2-normalised again). Output ``[1, 3, 128, 128]`` RGB in
-    ``[0, 1]``. The result is pasted back with :func:`app.pipelines.faces.paste_back`.
+    ``[0, 1]``. The result is pasted back with :func:`app.imaging.face_align.paste_back`.
     """
 
     def __init__(self, session: onnxruntime.InferenceSession, *, emap: np.ndarray) -> None:

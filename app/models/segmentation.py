@@ -18,7 +18,7 @@ from PIL import Image
 from rembg.sessions import sessions_class
 from rembg.sessions.base import BaseSession
 
-from ..pipelines.compose import resize_alpha, resize_rgb, working_size
+from ..imaging.compose import resize_alpha, resize_rgb, working_size
 
 
 @dataclass(frozen=True)

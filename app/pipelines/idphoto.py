@@ -1,261 +1,248 @@
-"""ID photo geometry: from face landmarks and a person matte to an affine placement on the spec.
+"""The ID photo pipeline: models in, print-ready photo and compliance report out.
 
-Pure functions on numpy arrays. Coordinates are image px, x to the right, y down, (x, y) order.
-Landmarks are the detector's 5 points in insightface order: left eye (smaller x), right eye,
-nose tip, left mouth corner, right mouth corner.
-
-The placement works in the "upright frame": the input rotated about the eye midpoint by the face's
-roll so the eyes are level. Output px (u, v) map to upright px (x0 + u / scale, y0 + v / scale),
-and those to input px by the inverse rotation: one affine transform, one resampling.
+Shared by the HTTP endpoint and the command line (`python -m app idphoto`). The image math lives in
+`app.imaging`; this module calls the models and the pure functions in order and times each stage.
 """
 
 from __future__ import annotations
 
-import math
+import io
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from PIL import Image
+from pymatting import estimate_foreground_ml
 
-# Chin below the mouth corners, in units of the eye-to-mouth distance. Measured on frontal
-# portraits (scikit-image's astronaut: eyes y=102, mouth corners y=144, chin y=185 -> 0.98);
-# anthropometric tables put the neutral face at 0.85-0.95. A smile raises the corners.
-CHIN_BELOW_MOUTH = 0.95
-MIN_TOP_GAP = 0.05  # fraction of photo height always left above the crown (ICAO examples: 3-5 mm of 45)
-TOP_GAP_SHARE = 0.35  # without an eye-line rule: this share of the free height goes above the crown
-PERSON = 128  # alpha at or above this is the person (uint8 matte)
-EDGE_TOUCH = 0.02  # a person "touches" an image edge when this share of the edge's span is person
+from ..errors import NoFace, PhotoRejected
+from ..imageio import encode
+from ..imaging import compliance
+from ..imaging.compose import flatten
+from ..imaging.sheet import Paper, SheetLayout, plan_sheet, render_sheet
+from ..models.faces import Face
+from ..models.registry import FaceDetector
+from ..models.segmentation import AlphaMatting, Segmenter
+from ..imaging.placement import (
+    Placement,
+    PlacementError,
+    check_chin_inside,
+    check_inside,
+    eye_midpoint,
+    lighter,
+    measure_head,
+    place,
+    roll_degrees,
+    upright_matte,
+    vertical_gradient,
+    warp,
+)
+from ..specs import PhotoSpec
+from ..timings import Timings
 
-
-class PlacementError(ValueError):
-    """The photo cannot be placed on the spec without inventing pixels; `edge` says which."""
-
-    def __init__(self, edge: str, message: str) -> None:
-        super().__init__(message)
-        self.edge = edge
-        self.message = message
+FaceMode = Literal["single", "largest"]
+PEOPLE_MIN_WIDTH = 0.4  # faces narrower than this share of the largest face are not counted as people
+REFINE_CONTEXT = 2.2  # the refining crop's side, in face sizes
+JPEG_QUALITY_MAX = 95
+JPEG_QUALITY_MIN = 25
 
 
 @dataclass(frozen=True)
-class Head:
-    """Head measurements in the upright frame (px): crown (top of hair), chin, eye line, centre."""
-
-    crown_y: float
-    chin_y: float
-    eye_y: float
-    centre_x: float
+class IdPhotoOptions:
+    spec: PhotoSpec
+    background: tuple[int, int, int]
+    gradient: bool = False
+    fmt: Literal["jpeg", "png"] = "jpeg"
+    dpi: int | None = None  # default: the spec's
+    max_kb: int | None = None
+    face: FaceMode = "single"
+    alpha_matting: AlphaMatting | None = None
 
     @property
-    def height(self) -> float:
-        return self.chin_y - self.crown_y
+    def output_dpi(self) -> int:
+        return self.dpi or self.spec.dpi
 
 
 @dataclass(frozen=True)
-class Placement:
-    """How the output is cut from the input (see the module docstring)."""
+class IdPhoto:
+    pixels: np.ndarray  # (H, W, 3) uint8 RGB, exactly the spec's pixel size
+    data: bytes  # the encoded file
+    face: Face  # the face used, input px
+    faces_found: int
+    roll_degrees: float
+    placement: Placement
+    checks: list[compliance.Check]
+    jpeg_quality: int | None
 
-    roll_deg: float  # the face's roll; the input is rotated by -roll to level the eyes
-    pivot: tuple[float, float]  # rotation centre, input px
-    scale: float  # output px per upright px
-    origin: tuple[float, float]  # upright px of the output's top-left corner
-    size: tuple[int, int]  # output (width, height) px
-    head_ratio: float  # head height / output height
-    eye_line: float  # eye height above the bottom edge / output height
+    @property
+    def compliant(self) -> bool:
+        return all(check.passed for check in self.checks)
 
-    def output_to_input(self) -> tuple[float, float, float, float, float, float]:
-        """Coefficients (a, b, c, d, e, f): input (x, y) = (a u + b v + c, d u + e v + f).
-
-        This is the form `PIL.Image.transform(..., Image.Transform.AFFINE, ...)` takes.
-        """
-        theta = math.radians(self.roll_deg)
-        cos, sin = math.cos(theta), math.sin(theta)
-        px, py = self.pivot
-        ox, oy = self.origin
-        k = 1.0 / self.scale
-        # upright (x, y) = (ox + k u, oy + k v); input = pivot + R(theta) @ (upright - pivot)
-        a, b = cos * k, -sin * k
-        d, e = sin * k, cos * k
-        c = px + cos * (ox - px) - sin * (oy - py)
-        f = py + sin * (ox - px) + cos * (oy - py)
-        return a, b, c, d, e, f
-
-    def input_to_output(self, points: np.ndarray) -> np.ndarray:
-        """Map (N, 2) input px to output px."""
-        a, b, c, d, e, f = self.output_to_input()
-        matrix = np.array([[a, b], [d, e]])
-        return (np.asarray(points, dtype=np.float64) - (c, f)) @ np.linalg.inv(matrix).T
+    def report(self) -> dict[str, object]:
+        return {"compliant": self.compliant, "checks": [check.to_dict() for check in self.checks]}
 
 
-def roll_degrees(landmarks: np.ndarray) -> float:
-    """Angle of the eye line in degrees; positive when the right eye (larger x) is lower (y down)."""
-    (lx, ly), (rx, ry) = landmarks[0], landmarks[1]
-    return math.degrees(math.atan2(ry - ly, rx - lx))
+def people(faces: list[Face]) -> list[Face]:
+    """The faces that count as people: not much smaller than the largest (posters, crowds far behind)."""
+    if not faces:
+        return []
+    widest = max(face.width for face in faces)
+    return [face for face in faces if face.width >= PEOPLE_MIN_WIDTH * widest]
 
 
-def rotate_points(points: np.ndarray, *, degrees: float, pivot: tuple[float, float]) -> np.ndarray:
-    """Rotate (N, 2) points by `degrees` about `pivot` (positive turns +x towards +y)."""
-    theta = math.radians(degrees)
-    rotation = np.array([[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]])
-    return (np.asarray(points, dtype=np.float64) - pivot) @ rotation.T + pivot
+def choose_face(faces: list[Face], mode: FaceMode) -> Face:
+    counted = people(faces)
+    if not counted:
+        raise NoFace("no_face", "No face was found; use a photo that shows your face clearly, looking at the camera.",
+                     details={"faces": 0})
+    if mode == "single" and len(counted) != 1:
+        raise PhotoRejected(
+            "face_count",
+            f"We found {len(counted)} faces; choose a photo with just you in it (or send face=largest).",
+            details={"faces": len(counted)},
+        )
+    return max(counted, key=lambda face: face.area)
 
 
-def eye_midpoint(landmarks: np.ndarray) -> tuple[float, float]:
-    x, y = (landmarks[0] + landmarks[1]) / 2.0
-    return float(x), float(y)
+def refine(detector: FaceDetector, rgb: np.ndarray, face: Face) -> Face:
+    """Detect again on a crop around `face`, so the face fills the detector's input and its
+    landmarks are several times more precise (the roll estimate needs them to a pixel)."""
+    height, width = rgb.shape[:2]
+    cx, cy = (face.box[0] + face.box[2]) / 2.0, (face.box[1] + face.box[3]) / 2.0
+    half = REFINE_CONTEXT * max(face.width, face.height) / 2.0
+    x0, y0 = max(0, int(cx - half)), max(0, int(cy - half))
+    x1, y1 = min(width, int(np.ceil(cx + half))), min(height, int(np.ceil(cy + half)))
+    if x1 - x0 >= 0.8 * width and y1 - y0 >= 0.8 * height:
+        return face  # the face already fills the photo
+    candidates = detector.detect(np.ascontiguousarray(rgb[y0:y1, x0:x1]))
+    if not candidates:
+        return face
+    best = min(candidates, key=lambda f: abs((f.box[0] + f.box[2]) / 2 + x0 - cx) + abs((f.box[1] + f.box[3]) / 2 + y0 - cy))
+    offset = np.array([x0, y0], dtype=np.float32)
+    box = (best.box[0] + x0, best.box[1] + y0, best.box[2] + x0, best.box[3] + y0)
+    return Face(box=box, score=best.score, landmarks=best.landmarks + offset)
 
 
-def chin_from_landmarks(upright: np.ndarray) -> float:
-    """Chin y (upright frame) from the eyes and the mouth corners."""
-    eye_y = (upright[0, 1] + upright[1, 1]) / 2.0
-    mouth_y = (upright[3, 1] + upright[4, 1]) / 2.0
-    return float(mouth_y + CHIN_BELOW_MOUTH * (mouth_y - eye_y))
+def clean_foreground(rgb: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """Estimate the true person colours under soft edges (pymatting's multilevel foreground
+    estimation), so no fringe of the old background survives the new one. (H, W, 3) uint8 RGB."""
+    soft = (alpha > 0) & (alpha < 255)
+    if not soft.any():
+        return rgb
+    foreground = estimate_foreground_ml(rgb.astype(np.float64) / 255.0, alpha.astype(np.float64) / 255.0)
+    return np.clip(foreground * 255.0 + 0.5, 0, 255).astype(np.uint8)
 
 
-def crown_from_matte(alpha: np.ndarray, *, x_range: tuple[float, float], eye_y: float) -> float:
-    """Top of the head (y, px) in an upright (H, W) uint8 matte: the highest person row within the
-    head's columns, above the eyes. PlacementError("top") when the person reaches the top edge
-    there (the top of the head is cut off) or no head is found above the eyes."""
-    height, width = alpha.shape
-    x0 = max(0, int(math.floor(x_range[0])))
-    x1 = min(width, int(math.ceil(x_range[1])))
-    y1 = min(height, max(0, int(eye_y)))
-    if x1 <= x0 or y1 <= 0:
-        raise PlacementError("top", "The face is too close to the edge of the photo to measure the head.")
-    band = alpha[:y1, x0:x1] >= PERSON
-    rows = np.flatnonzero(band.mean(axis=1) >= 0.1)  # a row counts when 10% of the head's width is person
-    if rows.size == 0:
-        raise PlacementError("top", "No head was found above the eyes; use a photo with a plain background.")
-    if rows[0] == 0:
-        raise PlacementError("top", "The photo is cut off above the top of the head; leave space above the hair.")
-    return float(rows[0])
+def encode_photo(pixels: np.ndarray, options: IdPhotoOptions) -> tuple[bytes, int | None]:
+    """Encode at the output dpi; with `max_kb`, the highest JPEG quality that fits (binary search)."""
+    dpi = options.output_dpi
+    if options.fmt == "png":
+        data = encode(pixels, "png", dpi=dpi)
+        if options.max_kb is not None and len(data) > options.max_kb * 1024:
+            raise PhotoRejected("max_kb_unreachable", f"A PNG of this photo is {len(data) / 1024:.0f} KB, over "
+                                f"max_kb={options.max_kb}; ask for format=jpeg.", details={"smallest_kb": round(len(data) / 1024, 1)})
+        return data, None
+    limit = None if options.max_kb is None else options.max_kb * 1024
+    data = encode(pixels, "jpeg", dpi=dpi, jpeg_quality=JPEG_QUALITY_MAX)
+    if limit is None or len(data) <= limit:
+        return data, JPEG_QUALITY_MAX
+    smallest = encode(pixels, "jpeg", dpi=dpi, jpeg_quality=JPEG_QUALITY_MIN)
+    if len(smallest) > limit:
+        raise PhotoRejected(
+            "max_kb_unreachable",
+            f"The smallest JPEG of this photo is {len(smallest) / 1024:.1f} KB, over max_kb={options.max_kb}.",
+            details={"smallest_kb": round(len(smallest) / 1024, 1)},
+        )
+    low, high, best = JPEG_QUALITY_MIN, JPEG_QUALITY_MAX - 1, (smallest, JPEG_QUALITY_MIN)
+    while low <= high:
+        quality = (low + high) // 2
+        candidate = encode(pixels, "jpeg", dpi=dpi, jpeg_quality=quality)
+        if len(candidate) <= limit:
+            best, low = (candidate, quality), quality + 1
+        else:
+            high = quality - 1
+    return best
 
 
-def measure_head(landmarks: np.ndarray, box: tuple[float, float, float, float], upright_alpha: np.ndarray) -> Head:
-    """Head measurements in the upright frame from input landmarks (rotated here) and the upright matte."""
-    roll = roll_degrees(landmarks)
-    pivot = eye_midpoint(landmarks)
-    upright = rotate_points(landmarks, degrees=-roll, pivot=pivot)
-    eye_y = float((upright[0, 1] + upright[1, 1]) / 2.0)
-    centre_x = float((upright[0, 0] + upright[1, 0] + upright[3, 0] + upright[4, 0]) / 4.0)
-    face_width = box[2] - box[0]
-    crown = crown_from_matte(
-        upright_alpha, x_range=(centre_x - 0.35 * face_width, centre_x + 0.35 * face_width), eye_y=eye_y
-    )
-    return Head(crown_y=crown, chin_y=chin_from_landmarks(upright), eye_y=eye_y, centre_x=centre_x)
-
-
-def place(
-    head: Head,
+def make_id_photo(
+    rgb: np.ndarray,
     *,
-    roll_deg: float,
-    pivot: tuple[float, float],
-    size: tuple[int, int],
-    head_band: tuple[float, float],
-    eye_band: tuple[float, float] | None,
-) -> Placement:
-    """Scale so the head fills the middle of `head_band` and place the eye line in `eye_band`
-    (fractions of the output height; eye line measured from the bottom), face centred."""
-    width, height = size
-    ratio = (head_band[0] + head_band[1]) / 2.0
-    eye_share = (head.chin_y - head.eye_y) / head.height  # eye height above the chin, share of the head
-    top_gap = _top_gap(ratio, eye_share, eye_band)
-    if eye_band is not None and not eye_band[0] <= 1.0 - top_gap - (1.0 - eye_share) * ratio <= eye_band[1]:
-        # the eye line cannot reach its band at this head size: shrink the head within its band
-        for candidate in np.linspace(ratio, head_band[0], 12):
-            gap = _top_gap(float(candidate), eye_share, eye_band)
-            if eye_band[0] <= 1.0 - gap - (1.0 - eye_share) * candidate <= eye_band[1]:
-                ratio, top_gap = float(candidate), gap
-                break
-    scale = ratio * height / head.height
-    origin_y = head.crown_y - top_gap * height / scale
-    origin_x = head.centre_x - (width / 2.0) / scale
-    eye_line = 1.0 - top_gap - (1.0 - eye_share) * ratio
-    return Placement(
-        roll_deg=roll_deg,
-        pivot=pivot,
-        scale=scale,
-        origin=(origin_x, origin_y),
-        size=size,
-        head_ratio=ratio,
-        eye_line=eye_line,
+    detector: FaceDetector,
+    segmenter: Segmenter,
+    options: IdPhotoOptions,
+    max_side: int,
+    timings: Timings,
+) -> IdPhoto:
+    """From an upright (H, W, 3) uint8 RGB portrait to a compliant photo.
+
+    Raises PhotoRejected (or NoFace) for photos that cannot make one (face count, cut off, max_kb).
+    """
+    spec = options.spec
+    with timings.stage("detect"):
+        faces = detector.detect(rgb)
+        face = choose_face(faces, options.face)
+    with timings.stage("align"):
+        face = refine(detector, rgb, face)
+        roll = roll_degrees(face.landmarks)
+        pivot = eye_midpoint(face.landmarks)
+    with timings.stage("segment"):
+        matte = segmenter.matte(rgb, max_side=max_side, alpha_matting=options.alpha_matting)
+    with timings.stage("place"):
+        try:
+            head = measure_head(face.landmarks, face.box, upright_matte(matte.alpha, roll_deg=roll, pivot=pivot))
+            check_chin_inside(head, image_height=rgb.shape[0])
+            placement = place(
+                head,
+                roll_deg=roll,
+                pivot=pivot,
+                size=(spec.width_px, spec.height_px),
+                head_band=spec.head_height,
+                eye_band=spec.eye_line,
+            )
+            check_inside(placement, matte.alpha)
+        except PlacementError as exc:
+            raise PhotoRejected("photo_cut_off" if exc.edge else "placement", exc.message, details={"edge": exc.edge}) from None
+    with timings.stage("composite"):
+        alpha_out = warp(matte.alpha, placement, fill=0)
+        rgb_out = clean_foreground(warp(matte.foreground, placement, fill=0), alpha_out)
+        if options.gradient:
+            backdrop = vertical_gradient(placement.size, lighter(options.background), options.background)
+            pixels = flatten(rgb_out, alpha_out, backdrop)
+        else:
+            pixels = flatten(rgb_out, alpha_out, options.background)
+    with timings.stage("encode"):
+        data, quality = encode_photo(pixels, options)
+    with timings.stage("check"):
+        written = Image.open(io.BytesIO(data))
+        seen = np.asarray(written.convert("RGB"))
+        found = [(f.box, f.landmarks) for f in people(detector.detect(seen))]
+        checks = compliance.report(
+            rgb=seen,
+            alpha=alpha_out,
+            faces=found,
+            size=(spec.width_px, spec.height_px),
+            dpi=written.info.get("dpi"),
+            expected_dpi=options.output_dpi,
+            head_band=spec.head_height,
+            eye_band=spec.eye_line,
+            background=options.background,
+            gradient=options.gradient,
+        )
+    return IdPhoto(
+        pixels=pixels,
+        data=data,
+        face=face,
+        faces_found=len(people(faces)),
+        roll_degrees=roll,
+        placement=placement,
+        checks=checks,
+        jpeg_quality=quality,
     )
 
 
-def _top_gap(ratio: float, eye_share: float, eye_band: tuple[float, float] | None) -> float:
-    """Fraction of the height above the crown: from the eye-line band's middle when there is one."""
-    if eye_band is None:
-        return max(MIN_TOP_GAP, TOP_GAP_SHARE * (1.0 - ratio))
-    eye_target = (eye_band[0] + eye_band[1]) / 2.0
-    gap = 1.0 - eye_target - (1.0 - eye_share) * ratio
-    return min(max(gap, MIN_TOP_GAP), 1.0 - ratio - 0.01)
 
+def print_sheet(photo: IdPhoto, spec: PhotoSpec, paper: Paper, *, copies: int | None, dpi: int) -> tuple[SheetLayout, np.ndarray]:
+    """Copies of the photo at its true physical size on `paper` at `dpi`, with cut marks.
 
-def check_inside(placement: Placement, alpha: np.ndarray) -> None:
-    """PlacementError naming the edge when the output needs pixels beyond an input edge that the
-    person reaches (beyond an edge the person does not reach is background: filled, not invented)."""
-    height, width = alpha.shape
-    w_out, h_out = placement.size
-    a, b, c, d, e, f = placement.output_to_input()
-    corners = np.array([[0, 0], [w_out, 0], [0, h_out], [w_out, h_out]], dtype=np.float64)
-    xs = a * corners[:, 0] + b * corners[:, 1] + c
-    ys = d * corners[:, 0] + e * corners[:, 1] + f
-    x_lo, x_hi = max(0, int(xs.min())), min(width, int(math.ceil(xs.max())))
-    y_lo, y_hi = max(0, int(ys.min())), min(height, int(math.ceil(ys.max())))
-    person = alpha >= PERSON
-    checks = (
-        ("bottom", ys.max() > height + 1, person[-1, x_lo:x_hi]),
-        ("top", ys.min() < -1, person[0, x_lo:x_hi]),
-        ("left", xs.min() < -1, person[y_lo:y_hi, 0]),
-        ("right", xs.max() > width + 1, person[y_lo:y_hi, -1]),
-    )
-    for edge, beyond, line in checks:
-        if beyond and line.size and line.mean() >= EDGE_TOUCH:
-            raise PlacementError(edge, _CUT_MESSAGES[edge])
-
-
-_CUT_MESSAGES = {
-    "bottom": "The photo is cut off too close below the chin; use one that shows your shoulders.",
-    "top": "The photo is cut off too close above the head; leave space above the hair.",
-    "left": "The photo is cut off too close to the left of the head; step back or centre yourself.",
-    "right": "The photo is cut off too close to the right of the head; step back or centre yourself.",
-}
-
-
-def check_chin_inside(head: Head, *, image_height: int) -> None:
-    if head.chin_y > image_height - 1:
-        raise PlacementError("bottom", "The photo is cut off above the chin; include your whole face and shoulders.")
-
-
-def warp(pixels: np.ndarray, placement: Placement, *, fill: int | tuple[int, ...] = 0) -> np.ndarray:
-    """Resample (H, W) or (H, W, 3) uint8 pixels into the output (bicubic); outside the input is `fill`."""
-    image = Image.fromarray(pixels)
-    out = image.transform(
-        placement.size,
-        Image.Transform.AFFINE,
-        placement.output_to_input(),
-        resample=Image.Resampling.BICUBIC,
-        fillcolor=fill,
-    )
-    return np.asarray(out)
-
-
-def upright_matte(alpha: np.ndarray, *, roll_deg: float, pivot: tuple[float, float]) -> np.ndarray:
-    """The (H, W) uint8 matte rotated into the upright frame (same size; outside filled 0)."""
-    if abs(roll_deg) < 0.05:
-        return alpha
-    return np.asarray(
-        Image.fromarray(alpha).rotate(roll_deg, resample=Image.Resampling.BILINEAR, center=pivot, fillcolor=0)
-    )
-
-
-def vertical_gradient(size: tuple[int, int], top: tuple[int, int, int], bottom: tuple[int, int, int]) -> np.ndarray:
-    """(H, W, 3) uint8 RGB background fading from `top` to `bottom`."""
-    width, height = size
-    t = np.linspace(0.0, 1.0, height, dtype=np.float32)[:, None, None]
-    colours = np.asarray(top, np.float32) * (1.0 - t) + np.asarray(bottom, np.float32) * t
-    return np.broadcast_to(colours.round().astype(np.uint8), (height, width, 3)).copy()
-
-
-def lighter(colour: tuple[int, int, int], amount: float = 0.35) -> tuple[int, int, int]:
-    """`colour` mixed with white (amount 0..1): the top of a gradient background."""
-    return tuple(int(round(c + (255 - c) * amount)) for c in colour)  # type: ignore[return-value]
+    ValueError (with the capacity) when the copies do not fit."""
+    layout = plan_sheet(paper=paper, photo_mm=(spec.width_mm, spec.height_mm), dpi=dpi, copies=copies)
+    return layout, render_sheet(np.ascontiguousarray(photo.pixels), layout)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from flask import Blueprint, Response, current_app, render_template, request
 
-from ..pipelines.sheet import PAPERS
+from ..imaging.sheet import PAPERS
 from ..specs import BACKGROUND_COLOURS, SPECS
 
 STATIC = Path(__file__).resolve().parent / "static"

@@ -1,4 +1,4 @@
-"""What the gunicorn hooks do: load once in the master, freeze, per-worker set-up, warm, exit.
+"""The bodies of the gunicorn hooks: load once in the master, freeze, per-worker set-up, warm, exit.
 
 Order under `preload_app` (gunicorn 27): the config file is imported (`record_boot`), the app is
 imported by `create_app()` (loads nothing), `on_starting` loads the models in the master, the
@@ -6,6 +6,8 @@ socket is bound, `when_ready`, then per worker `pre_fork` (master) -> fork -> `p
 -> `post_worker_init` (child: warm-up) -> the worker accepts its first connection. So a worker that
 answers is a warm worker, and a worker that gunicorn replaces is forked from the master that still
 holds the loaded models: it warms again but never reads a model from disk.
+
+Everything here talks to the app through `Service` only.
 """
 
 from __future__ import annotations
@@ -15,14 +17,17 @@ import logging
 import os
 import random
 import sys
-import threading
 import time
 from typing import TYPE_CHECKING
 
-from . import observability
-from .models.registry import ModelFileError
-from .models.sessions import ProviderError
-from .runtime import MemoryKeepers, Runtime, StartupGate
+from .. import observability
+from ..config import ReleaseMemory
+from ..models.registry import ModelFileError
+from ..models.sessions import ProviderError
+from ..service import Service
+from . import watchdog
+from .admission import InferenceGate, WarmWorkers
+from .memory import MemoryKeepers
 
 if TYPE_CHECKING:
     from gunicorn.arbiter import Arbiter
@@ -31,8 +36,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _BOOT_PHASES: dict[str, float] = {}
-WATCHDOG_PERIOD_S = 0.5
-EXIT_OVERDUE = 70
+# Shared across the fork: created in the master by on_starting, read by every worker.
+_keepers: MemoryKeepers | None = None
+_warm_workers: WarmWorkers | None = None
 
 
 def process_age() -> float:
@@ -57,31 +63,27 @@ def record_boot(*, started_at: float) -> None:
     _BOOT_PHASES["imports"] = imports
 
 
-def _runtime_of(wsgi: object) -> Runtime:
-    from . import get_runtime
-
-    return get_runtime(wsgi)  # type: ignore[arg-type]
-
-
 def on_starting(server: Arbiter) -> None:
     """Master, before the socket is bound: load every model in MODELS once (CPU providers)."""
-    runtime = _runtime_of(server.app.wsgi())
-    observability.start_master(runtime.settings)  # before any metric: multiprocess mode for all
+    global _keepers, _warm_workers
+    service = Service.of(server.app.wsgi())
+    settings = service.settings
+    observability.start_master(settings)  # before any metric: multiprocess mode for all
     for name, seconds in _BOOT_PHASES.items():
-        runtime.phases.record(name, seconds)
-    settings = runtime.settings
-    if settings.release_memory == "idle":
-        runtime.keepers = MemoryKeepers(settings.keep_memory_workers)
+        service.phases.record(name, seconds)
+    if settings.release_memory is ReleaseMemory.IDLE:
+        _keepers = MemoryKeepers(settings.keep_memory_workers)
     if not settings.preload_models:
         server.log.info("PRELOAD_MODELS=false: each worker loads its models on first use")
         return
-    runtime.gate = StartupGate(expected=server.cfg.workers)
+    _warm_workers = WarmWorkers(expected=server.cfg.workers)
+    service.startup = _warm_workers
     try:
-        providers = runtime.providers
+        providers = service.providers
         if providers.accelerated:
             server.log.info("providers %s: sessions are created in each worker after fork", ",".join(providers.names))
             return
-        runtime.load_models()
+        service.load()
     except (ModelFileError, ProviderError, KeyError) as exc:
         message = exc.args[0] if exc.args else str(exc)
         server.log.error("cannot start: %s", message)
@@ -90,14 +92,13 @@ def on_starting(server: Arbiter) -> None:
 
 
 def when_ready(server: Arbiter) -> None:
-    runtime = _runtime_of(server.app.wsgi())
-    total = process_age()
+    service = Service.of(server.app.wsgi())
     server.log.info(
         "master ready after %.3f s: models %s loaded, forking %d workers (preload=%s)",
-        total,
-        ",".join(runtime.registry.names()) or "none",
+        process_age(),
+        ",".join(service.registry.names()) or "none",
         server.cfg.workers,
-        runtime.settings.preload_models,
+        service.settings.preload_models,
     )
 
 
@@ -108,12 +109,20 @@ def pre_fork(server: Arbiter, worker: Worker) -> None:
 
 
 def post_fork(server: Arbiter, worker: Worker) -> None:
-    """Child, right after the fork: fresh random state; GPU sessions (CUDA cannot cross a fork)."""
+    """Child, right after the fork: fresh random state, this worker's admission gate, and GPU
+    sessions (CUDA cannot cross a fork)."""
     random.seed()
-    runtime = _runtime_of(server.app.wsgi())
-    if runtime.settings.preload_models and runtime.providers.accelerated:
+    service = Service.of(server.app.wsgi())
+    settings = service.settings
+    service.admission = InferenceGate(
+        queue_depth=settings.queue_depth,
+        wait_timeout=float(settings.timeout),
+        release_after_request=settings.release_memory is ReleaseMemory.REQUEST,
+        keepers=_keepers,
+    )
+    if settings.preload_models and service.providers.accelerated:
         try:
-            runtime.load_models()
+            service.load()
         except ModelFileError as exc:
             worker.log.error("cannot start worker: %s", exc)
             raise SystemExit(1) from None
@@ -121,62 +130,32 @@ def post_fork(server: Arbiter, worker: Worker) -> None:
 
 def post_worker_init(worker: Worker) -> None:
     """Child, the last step before it accepts: run the warm-up passes (heartbeat between passes),
-    then start the request watchdog."""
-    runtime = _runtime_of(worker.wsgi)
-    if runtime.settings.preload_models:
-        passes = runtime.settings.warmup_requests
-        seconds = runtime.run_warmup(passes=passes, heartbeat=worker.notify, keep_going=lambda: worker.alive)
-        if runtime.gate is not None:
-            runtime.gate.worker_warm()
+    then start the watchdog."""
+    service = Service.of(worker.wsgi)
+    settings = service.settings
+    if settings.preload_models:
+        seconds = service.warm(heartbeat=worker.notify, keep_going=lambda: worker.alive)
+        if _warm_workers is not None:
+            _warm_workers.worker_warm()
         worker.log.info(
-            "worker %d warm after %d warm-up pass(es) in %.3f s; accepting connections", os.getpid(), passes, seconds
+            "worker %d warm after %d warm-up pass(es) in %.3f s; accepting connections",
+            os.getpid(), settings.warmup_requests, seconds,
         )
-    start_watchdog(runtime, limit=float(runtime.settings.timeout))
+    gate = gate_of(worker)
+    watchdog.start(
+        gate,
+        limit=float(settings.timeout),
+        release_idle_after=settings.release_memory_idle_s if settings.release_memory is ReleaseMemory.IDLE else None,
+        keepers=_keepers,
+    )
 
 
-def start_watchdog(runtime: Runtime, *, limit: float) -> threading.Thread:
-    """Replace this worker when one request's inference runs past TIMEOUT (and, with
-    RELEASE_MEMORY=idle, give the working memory back once the worker has been idle for
-    RELEASE_MEMORY_IDLE_S).
-
-    gthread workers keep beating gunicorn's heartbeat from their main thread while a request
-    thread is stuck, so gunicorn's own timeout never fires for a slow request. The watchdog ends
-    the worker instead (its client gets a dropped connection); the master forks a warm
-    replacement and the other workers go on.
-    """
-
-    gate = runtime.inference_gate
-    keepers = runtime.keepers
-    pid = os.getpid()
-    release_when_idle = runtime.settings.release_memory == "idle"
-    idle_after = runtime.settings.release_memory_idle_s
-
-    def watch() -> None:
-        keeping = False
-        while True:
-            time.sleep(WATCHDOG_PERIOD_S)
-            if release_when_idle and not gate.released and gate.idle_for() >= idle_after:
-                # RELEASE_MEMORY=idle: a quiet worker gives its working memory back, unless it is
-                # (or now becomes) one of the KEEP_MEMORY_WORKERS
-                if keepers is not None and keepers.claim(pid):
-                    if not keeping:
-                        keeping = True
-                        log.info("worker %d keeps its working memory when idle (one of KEEP_MEMORY_WORKERS)", pid)
-                else:
-                    gate.release()
-                    log.info("worker %d idle for %.1f s: working memory given back", pid, gate.idle_for())
-            elapsed = gate.overdue(limit=limit)
-            if elapsed is not None:
-                log.error(
-                    "worker %d: a request has been running for %.1f s, past TIMEOUT=%.0f s; replacing this worker",
-                    os.getpid(), elapsed, limit,
-                )
-                logging.shutdown()
-                os._exit(EXIT_OVERDUE)
-
-    thread = threading.Thread(target=watch, name="request-watchdog", daemon=True)
-    thread.start()
-    return thread
+def gate_of(worker: Worker) -> InferenceGate:
+    """The admission gate `post_fork` installed in this worker."""
+    admission = Service.of(worker.wsgi).admission
+    if not isinstance(admission, InferenceGate):
+        raise RuntimeError("post_fork did not install this worker's InferenceGate")
+    return admission
 
 
 def worker_exit(server: Arbiter, worker: Worker) -> None:
@@ -201,6 +180,5 @@ def child_exit(server: Arbiter, worker: Worker) -> None:
     (workers_ready) so /metrics counts only live workers; its counters stay in the totals. Free its
     memory keeper slot for a live worker."""
     observability.worker_gone(worker.pid)
-    keepers = _runtime_of(server.app.wsgi()).keepers
-    if keepers is not None:
-        keepers.drop(worker.pid)
+    if _keepers is not None:
+        _keepers.drop(worker.pid)

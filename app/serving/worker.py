@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING
 
 from gunicorn.workers.gthread import ThreadWorker
 
+from .hooks import gate_of
+
 if TYPE_CHECKING:
-    from .runtime import InferenceGate
+    from .admission import InferenceGate
 
 HEAD_START_S = 0.01  # per request running, waiting or on its way to this worker's inference slot
 RELEASED_HEAD_START_S = 0.004  # idle, with its working memory given back: less than one request's head start
@@ -35,9 +37,7 @@ class BalancedThreadWorker(ThreadWorker):
     _queueing_accepted = False  # inside super().accept(): the connection being queued is a new one
 
     def _gate(self) -> InferenceGate:
-        from . import get_runtime
-
-        return get_runtime(self.wsgi).inference_gate
+        return gate_of(self)
 
     def accept(self, listener: socket.socket) -> None:
         gate = self._gate()

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .idphoto import PERSON, chin_from_landmarks, roll_degrees
+from .placement import PERSON, chin_from_landmarks, roll_degrees
 
 MAX_ROLL_DEG = 5.0  # ISO/IEC 19794-5 allows +-8 degrees of roll; 5 leaves room for landmark noise
 MAX_CENTRE_OFFSET = 0.05  # face centre from the photo's vertical midline, share of the width

@@ -1,0 +1,31 @@
+"""The cut-out pipeline: segment a photo, then a transparent cut-out, a mask, or a new background."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..imaging.compose import RGB, cutout, flatten
+from ..models.segmentation import AlphaMatting, Segmenter
+from ..timings import Timings
+
+
+def cut_out(
+    rgb: np.ndarray,
+    *,
+    segmenter: Segmenter,
+    max_side: int,
+    timings: Timings,
+    alpha_matting: AlphaMatting | None = None,
+    only_mask: bool = False,
+    background: RGB | None = None,
+) -> np.ndarray:
+    """(H, W, 3) uint8 RGB in; out: the (H, W) uint8 mask (`only_mask`), (H, W, 3) RGB flattened
+    onto `background`, or (H, W, 4) RGBA with colours unpremultiplied."""
+    with timings.stage("segment"):
+        matte = segmenter.matte(rgb, max_side=max_side, alpha_matting=alpha_matting)
+    with timings.stage("compose"):
+        if only_mask:
+            return matte.alpha
+        if background is not None:
+            return flatten(matte.foreground, matte.alpha, background)
+        return cutout(matte.foreground, matte.alpha)

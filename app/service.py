@@ -1,0 +1,250 @@
+"""The service: what the app owns. Settings, the model registry, loading, warming, readiness.
+
+`Service.of(app)` (or `current_service()` inside a request) returns the app's one service, the way
+flaskr's `get_db` returns its database. Blueprints ask it for models and run their inference inside
+`service.inference()`. The serving layer (`app/serving/`, gunicorn's side) calls only this class:
+it loads the models in the master (`load()`), warms each worker before it accepts (`warm()`), and
+installs the per-worker admission gate and the start-up counter through the two small seams below
+(`Admission`, `StartupCount`), so nothing here knows about gunicorn.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ContextManager, Protocol
+
+from flask import Flask, current_app
+
+from . import observability, warmup
+from .config import Settings
+from .errors import NotReady
+from .models.registry import LoadedModel, Registry
+from .models.sessions import Providers, resolve_providers
+
+if TYPE_CHECKING:
+    from flask.testing import FlaskClient
+
+log = logging.getLogger(__name__)
+
+EXTENSION = "pilotlight"
+
+
+class Admission(Protocol):
+    """Decides when a request may run its inference (the serving layer's gate in a worker)."""
+
+    def slot(self) -> ContextManager[None]: ...
+
+    def describe(self) -> dict[str, object]: ...
+
+
+class Unlimited:
+    """Admission outside gunicorn (the CLI, the Flask test client): every request runs at once."""
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        yield
+
+    def describe(self) -> dict[str, object]:
+        return {}
+
+
+class StartupCount(Protocol):
+    """How many workers have finished their start-up warm-up, of how many expected."""
+
+    @property
+    def warm(self) -> int: ...
+
+    @property
+    def expected(self) -> int: ...
+
+
+@dataclass
+class Phases:
+    """Start-up phase durations in seconds, in the order they happened."""
+
+    durations: dict[str, float] = field(default_factory=dict)
+
+    def record(self, name: str, seconds: float) -> None:
+        self.durations[name] = seconds
+        log.info("startup phase %-24s %7.3f s  (pid %d)", name, seconds, os.getpid())
+
+    def as_dict(self) -> dict[str, float]:
+        return {name: round(seconds, 4) for name, seconds in self.durations.items()}
+
+
+class Service:
+    def __init__(self, settings: Settings, registry: Registry) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.phases = Phases()
+        self.admission: Admission = Unlimited()
+        self.startup: StartupCount | None = None  # set by the serving layer when workers are counted
+        self.warmup_sources: list[warmup.Source] = []
+        self.warm_seconds: float | None = None
+        self.warmed = False
+        self.load_error: str | None = None
+        self._providers: Providers | None = None
+        self._app: Flask | None = None
+        self._lazy_lock = threading.Lock()
+        self._lazy_thread: threading.Thread | None = None
+
+    # -- wiring -----------------------------------------------------------------------------------
+
+    @staticmethod
+    def of(app: Flask) -> Service:
+        return app.extensions[EXTENSION]
+
+    def attach(self, app: Flask) -> None:
+        """Make this the app's service (the app factory calls this once)."""
+        app.extensions[EXTENSION] = self
+        self._app = app
+
+    def test_client(self) -> FlaskClient:
+        if self._app is None:
+            raise RuntimeError("this service is not attached to an app")
+        return self._app.test_client()
+
+    # -- models -----------------------------------------------------------------------------------
+
+    @property
+    def providers(self) -> Providers:
+        """Execution providers and CPU memory options for every session, from the ORT_* settings."""
+        if self._providers is None:
+            settings = self.settings
+            self._providers = resolve_providers(
+                settings.ort_providers, cpu_arena=settings.ort_cpu_arena, mem_pattern=settings.ort_mem_pattern
+            )
+        return self._providers
+
+    def load(self) -> list[LoadedModel]:
+        """Load every model in MODELS not loaded yet, recording one start-up phase per model."""
+
+        def loaded(entry: LoadedModel) -> None:
+            self.phases.record(f"load {entry.name} ({entry.provider})", entry.load_seconds)
+            observability.model_loaded(entry.name, entry.load_seconds)
+
+        return self.registry.load(
+            self.settings.models, model_home=self.settings.model_home, providers=self.providers, on_loaded=loaded
+        )
+
+    @property
+    def models_loaded(self) -> bool:
+        return all(name in self.registry for name in self.settings.models)
+
+    @contextmanager
+    def inference(self) -> Iterator[None]:
+        """Run a request's model work inside this (it waits for, or is refused, a slot: `Busy`)."""
+        with self.admission.slot():
+            yield
+
+    # -- warm-up ----------------------------------------------------------------------------------
+
+    def warm(
+        self,
+        *,
+        heartbeat: Callable[[], None] | None = None,
+        keep_going: Callable[[], bool] | None = None,
+    ) -> float:
+        """Run WARMUP_REQUESTS passes of every warm-up request through the app (app/warmup.py);
+        returns the seconds taken and marks this process warm. `keep_going` is asked between passes
+        (a worker told to stop stops warming); `heartbeat` runs after each pass."""
+        started = time.perf_counter()
+        warmup.run(self, passes=self.settings.warmup_requests, heartbeat=heartbeat, keep_going=keep_going)
+        seconds = time.perf_counter() - started
+        self.warm_seconds = seconds
+        self.warmed = True
+        observability.worker_warm(seconds)
+        return seconds
+
+    # -- lazy mode --------------------------------------------------------------------------------
+
+    def ensure_ready(self) -> None:
+        """Load (if needed) and warm this worker, once, whichever thread asks first; others wait."""
+        if self.warmed:
+            return
+        with self._lazy_lock:
+            if self.warmed:
+                return
+            try:
+                self.load()
+                seconds = self.warm()
+            except Exception as exc:
+                self.load_error = f"{type(exc).__name__}: {exc}"
+                log.exception("lazy model load failed in pid %d", os.getpid())
+                raise
+            self.load_error = None
+            self.phases.record("warm-up (lazy)", seconds)
+
+    def start_background_load(self) -> None:
+        """Start `ensure_ready` in a thread (once), so a readiness probe never blocks on a load."""
+        with self._lazy_lock:
+            if self.warmed or (self._lazy_thread is not None and self._lazy_thread.is_alive()):
+                return
+            self._lazy_thread = threading.Thread(target=self._background_load, name="lazy-load", daemon=True)
+            self._lazy_thread.start()
+
+    def _background_load(self) -> None:
+        try:
+            self.ensure_ready()
+        except Exception:  # logged and reported by /readyz through load_error
+            return
+
+    def require_ready(self) -> None:
+        """For request handlers: `NotReady` until the models are loaded; in lazy mode, load on first use.
+
+        Loaded is enough here: in preload mode a worker only accepts connections after its warm-up,
+        and the warm-up's own requests pass through this check while it runs.
+        """
+        if self.warmed or self.models_loaded:
+            return
+        if self.settings.preload_models:
+            raise NotReady("not_ready", "The models are still loading.")
+        try:
+            self.ensure_ready()
+        except Exception:
+            raise NotReady("not_ready", "The models could not be loaded; see the server log.") from None
+
+    # -- readiness --------------------------------------------------------------------------------
+
+    def readiness(self) -> tuple[bool, dict[str, object]]:
+        """(ready, the /readyz body)."""
+        body: dict[str, object] = {
+            "pid": os.getpid(),
+            "mode": "preload" if self.settings.preload_models else "lazy",
+            "models": {entry.name: entry.describe() for entry in self.registry.loaded()},
+            "worker": {
+                "warm": self.warmed,
+                "warmup_seconds": None if self.warm_seconds is None else round(self.warm_seconds, 4),
+                **self.admission.describe(),
+            },
+            "startup": self.phases.as_dict(),
+        }
+        if self.startup is not None:
+            body["workers"] = {"warm": self.startup.warm, "expected": self.startup.expected}
+        reason = self._not_ready_reason()
+        body["status"] = "ready" if reason is None else "not_ready"
+        if reason is not None:
+            body["reason"] = reason
+        return reason is None, body
+
+    def _not_ready_reason(self) -> str | None:
+        if self.load_error is not None:
+            return f"model load failed: {self.load_error}"
+        if not self.models_loaded:
+            return "models not loaded yet"
+        if not self.warmed:
+            return "this worker has not finished its warm-up"
+        if self.startup is not None and self.startup.warm < self.startup.expected:
+            return f"waiting for workers to warm up ({self.startup.warm} of {self.startup.expected} warm)"
+        return None
+
+
+def current_service() -> Service:
+    """The service of the app handling the current request."""
+    return Service.of(current_app)

@@ -1,0 +1,158 @@
+"""Admission: one inference at a time per worker, a bounded queue, fast refusals; the start-up count.
+
+`InferenceGate` is the worker's `Service.admission` (installed by the hooks after the fork). It
+admits one inference at a time; at most QUEUE_DEPTH requests wait for it and the next one is
+refused at once (`Busy`, answered `503` with `Retry-After`) instead of queueing without bound. It
+also counts the requests on their way to it from their accept (`arrived`), which the worker class
+reads to leave new connections to less loaded workers, and it gives the worker's working memory
+back after each inference when RELEASE_MEMORY=request.
+
+`WarmWorkers` counts, in memory shared across the fork, the workers that finished their start-up
+warm-up: readiness waits for all of them at start-up.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..errors import Busy
+from . import memory
+
+
+class WarmWorkers:
+    """Workers that finished their start-up warm-up, of `expected` (a counter shared across fork)."""
+
+    def __init__(self, expected: int) -> None:
+        self.expected = expected
+        self._warm = multiprocessing.get_context("fork").Value("i", 0)
+
+    def worker_warm(self) -> None:
+        with self._warm.get_lock():
+            self._warm.value += 1
+
+    @property
+    def warm(self) -> int:
+        return int(self._warm.value)
+
+
+class InferenceGate:
+    """One inference at a time per worker; at most `queue_depth` requests wait for it."""
+
+    def __init__(
+        self,
+        *,
+        queue_depth: int,
+        wait_timeout: float,
+        release_after_request: bool = False,
+        keepers: memory.MemoryKeepers | None = None,
+    ) -> None:
+        self.queue_depth = queue_depth
+        self.wait_timeout = wait_timeout
+        self.release_after_request = release_after_request
+        self.keepers = keepers
+        self._cond = threading.Condition()
+        self._busy = False
+        self._waiting = 0
+        self.busy_since: float | None = None  # monotonic time the running inference started
+        self.released_at = time.monotonic()  # when the last inference ended
+        self.released = True  # no inference since memory was last released
+        self.rejected = 0
+        self._arriving = 0  # requests accepted here that have not reached the gate yet (worker.py)
+        self._request = threading.local()  # per pool thread: is this thread's request still counted as arriving?
+
+    # -- arrivals: a request counts towards `load` from its accept, so a burst of connections
+    #    spreads over the workers before any of its requests has reached a gate
+
+    def arrived(self) -> None:
+        """A connection was handed to this worker's thread pool (its main thread, on accept)."""
+        with self._cond:
+            self._arriving += 1
+
+    def begin_request(self) -> None:
+        """This pool thread starts handling the connection `arrived()` counted."""
+        self._request.arriving = True
+
+    def end_request(self) -> None:
+        """This pool thread is done with the connection (with or without an inference)."""
+        with self._cond:
+            self._settle_arrival()
+
+    def _settle_arrival(self) -> None:  # under self._cond
+        if getattr(self._request, "arriving", False):
+            self._request.arriving = False
+            self._arriving -= 1
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        with self._cond:
+            self._settle_arrival()  # from here on it counts as waiting or busy
+            if self._busy and self._waiting >= self.queue_depth:
+                self.rejected += 1
+                raise busy("the server is at capacity", reason="queue_full")
+            self._waiting += 1
+            try:
+                if not self._cond.wait_for(lambda: not self._busy, timeout=self.wait_timeout):
+                    raise busy("timed out waiting for a free inference slot", reason="wait_timeout")
+            finally:
+                self._waiting -= 1
+            self._busy = True
+            self.busy_since = time.monotonic()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._busy = False
+                self.busy_since = None
+                self.released_at = time.monotonic()
+                self.released = False
+                release_now = self.release_after_request and self._waiting == 0
+                self._cond.notify()
+            if release_now:
+                self.release()
+
+    def release(self) -> None:
+        """Give this worker's free working memory back to the OS (app/serving/memory.py)."""
+        self.released = True
+        memory.release()
+
+    def idle_for(self) -> float:
+        """Seconds since the last inference ended (0 while one runs or waits)."""
+        if self._busy or self._waiting:
+            return 0.0
+        return time.monotonic() - self.released_at
+
+    def overdue(self, *, limit: float) -> float | None:
+        """Seconds the running inference has taken, when that is more than `limit`."""
+        started = self.busy_since
+        if started is None:
+            return None
+        elapsed = time.monotonic() - started
+        return elapsed if elapsed > limit else None
+
+    @property
+    def waiting(self) -> int:
+        return self._waiting
+
+    @property
+    def load(self) -> int:
+        """Requests running, waiting or on their way here: those that will use the inference slot
+        before a new one could (read without the lock: a hint for accept balancing). A request
+        past its inference (encoding, sending) no longer counts."""
+        return self._arriving + self._waiting + (1 if self._busy else 0)
+
+    def describe(self) -> dict[str, object]:
+        """This worker's admission and memory state, for /readyz."""
+        return {
+            "memory_released": self.released,
+            "memory_keeper": self.keepers is not None and self.keepers.holds(os.getpid()),
+        }
+
+
+def busy(what: str, *, reason: str) -> Busy:
+    """The refusal of a full gate; `reason` (queue_full, wait_timeout) labels the metric."""
+    return Busy("busy", f"Busy: {what}; retry shortly.", details={"reason": reason})

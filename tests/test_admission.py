@@ -1,0 +1,33 @@
+"""The serving layer's admission gate and memory keepers (app/serving/admission.py, memory.py)."""
+
+from __future__ import annotations
+
+from app.serving.admission import InferenceGate
+from app.serving.memory import MemoryKeepers, malloc_trim
+
+
+def test_inference_gate_releases_after_a_request_only_when_asked() -> None:
+    assert malloc_trim() is True  # glibc here
+    eager = InferenceGate(queue_depth=1, wait_timeout=1.0, release_after_request=True)
+    lazy = InferenceGate(queue_depth=1, wait_timeout=1.0)
+    for gate in (eager, lazy):
+        with gate.slot():
+            assert gate.idle_for() == 0.0
+    assert eager.released is True and lazy.released is False
+    assert lazy.idle_for() >= 0.0
+    lazy.release()
+    assert lazy.released is True
+
+
+def test_memory_keepers_hand_out_slots_and_free_a_dead_workers() -> None:
+    keepers = MemoryKeepers(1)
+    assert keepers.claim(101) and keepers.claim(101)  # idempotent for the holder
+    assert not keepers.claim(102) and keepers.holds(101) and not keepers.holds(102)
+    keepers.drop(102)  # not a keeper: nothing changes
+    assert keepers.holds(101)
+    keepers.drop(101)  # the master, when the keeper has exited
+    assert keepers.claim(102) and keepers.holds(102) and not keepers.holds(101)
+    two = MemoryKeepers(2)
+    assert two.claim(1) and two.claim(2) and not two.claim(3)
+    none = MemoryKeepers(0)
+    assert not none.claim(1) and not none.holds(1)
