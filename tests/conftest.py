@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,11 @@ from app.models.fetch import fetch, inspect
 from app.models.manifest import get_spec
 from app.models.registry import Registry
 from app.service import Service
+from tests.server import Server
+
+# What a server test starts unless it says otherwise: one worker, the small models, one warm-up pass.
+SMALL_SERVER = {"WORKERS": "1", "MODELS": "u2netp,centerface", "SEGMENTATION_MODEL": "u2netp", "WARMUP_REQUESTS": "1"}
+RunningServer = Callable[..., AbstractContextManager[Server]]
 
 
 @pytest.fixture(scope="session")
@@ -90,3 +96,24 @@ def app(small_settings: Settings, small_registry: Registry) -> Iterator[Flask]:
 @pytest.fixture()
 def client(app: Flask) -> FlaskClient:
     return app.test_client()
+
+
+@pytest.fixture(scope="session")
+def running_server(model_home: Path, tmp_path_factory: pytest.TempPathFactory) -> RunningServer:
+    """`with running_server(WORKERS="2") as server:` starts the real gunicorn with the real
+    gunicorn.conf.py on a free loopback port (SMALL_SERVER settings and MODEL_HOME unless given),
+    waits until /readyz answers 200 (`ready=False`: returns as soon as it is started), and stops
+    the whole process tree at the end. Every wait is bounded."""
+
+    @contextmanager
+    def start(*, ready: bool = True, ready_timeout: float = 240.0, **env: str) -> Iterator[Server]:
+        settings = {**SMALL_SERVER, "MODEL_HOME": str(model_home), **env}
+        server = Server(env=settings, log_path=tmp_path_factory.mktemp("server") / "gunicorn.log").start()
+        try:
+            if ready:
+                server.wait_ready(timeout=ready_timeout)
+            yield server
+        finally:
+            server.stop()
+
+    return start

@@ -8,13 +8,12 @@ import io
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from tests.conftest import jpeg_bytes, png_bytes
+from tests.conftest import RunningServer, jpeg_bytes, png_bytes
 from tests.server import Server
 
 pytestmark = pytest.mark.server
@@ -139,24 +138,9 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def server(model_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(
-        env={
-            "WORKERS": "1",
-            "MODEL_HOME": str(model_home),
-            "MODELS": "u2netp,centerface",
-            "SEGMENTATION_MODEL": "u2netp",
-            "WARMUP_REQUESTS": "1",
-            "MAX_UPLOAD_MB": "2",
-            "MAX_IMAGE_PIXELS": "40000000",
-        },
-        log_path=tmp_path_factory.mktemp("bad-input") / "gunicorn.log",
-    ).start()
-    try:
-        srv.wait_ready(timeout=180)
+def server(running_server: RunningServer) -> Iterator[Server]:
+    with running_server(MAX_UPLOAD_MB="2", MAX_IMAGE_PIXELS="40000000") as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def test_the_corpus_is_big_enough() -> None:

@@ -23,6 +23,7 @@ from PIL import Image
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
 
 from app.specs import BACKGROUND_COLOURS, get_spec
+from tests.conftest import RunningServer
 from tests.server import ROOT, Server
 
 pytestmark = pytest.mark.server
@@ -43,16 +44,9 @@ RESULT_TIMEOUT_MS = 120_000
 
 
 @pytest.fixture(scope="module")
-def server(model_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(
-        env={"WORKERS": "1", "MODEL_HOME": str(model_home), "MODELS": "u2net,centerface", "WARMUP_REQUESTS": "1"},
-        log_path=tmp_path_factory.mktemp("browser") / "gunicorn.log",
-    ).start()
-    try:
-        srv.wait_ready(timeout=240)
+def server(running_server: RunningServer) -> Iterator[Server]:
+    with running_server(MODELS="u2net,centerface", SEGMENTATION_MODEL="u2net") as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 @pytest.fixture(scope="module")

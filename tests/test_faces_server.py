@@ -21,7 +21,7 @@ from PIL import Image
 
 from app.models import __main__ as models_cli
 from tests import onnx_fakes
-from tests.conftest import jpeg_bytes, png_bytes
+from tests.conftest import RunningServer, jpeg_bytes, png_bytes
 from tests.server import Server
 from tests.test_faces_pure import ASTRONAUT_BOX, ASTRONAUT_LANDMARKS, FAKES, insightface_image
 
@@ -44,29 +44,16 @@ def face_home(model_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     return home
 
 
-def start(home: Path, models: str, log: Path) -> Server:
-    env = {"WORKERS": "1", "MODEL_HOME": str(home), "MODELS": models, "SEGMENTATION_MODEL": "u2netp", "WARMUP_REQUESTS": "1", "ORT_PROVIDERS": "cpu"}
-    return Server(env=env, log_path=log).start()
+@pytest.fixture(scope="module")
+def server(running_server: RunningServer, face_home: Path) -> Iterator[Server]:
+    with running_server(MODEL_HOME=str(face_home), MODELS=SWAP_MODELS, ORT_PROVIDERS="cpu") as srv:
+        yield srv
 
 
 @pytest.fixture(scope="module")
-def server(face_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = start(face_home, SWAP_MODELS, tmp_path_factory.mktemp("faces") / "gunicorn.log")
-    try:
-        srv.wait_ready(timeout=240)
+def no_swap_server(running_server: RunningServer, face_home: Path) -> Iterator[Server]:
+    with running_server(MODEL_HOME=str(face_home), MODELS=NO_SWAP_MODELS, ORT_PROVIDERS="cpu") as srv:
         yield srv
-    finally:
-        srv.stop()
-
-
-@pytest.fixture(scope="module")
-def no_swap_server(face_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = start(face_home, NO_SWAP_MODELS, tmp_path_factory.mktemp("faces-noswap") / "gunicorn.log")
-    try:
-        srv.wait_ready(timeout=240)
-        yield srv
-    finally:
-        srv.stop()
 
 
 def photo(name: str, data: bytes) -> tuple[str, bytes, str]:
@@ -228,16 +215,13 @@ def test_scrfd_deployment_without_swapper(no_swap_server: Server, astronaut_jpeg
     assert set(ready["models"]) == set(NO_SWAP_MODELS.split(","))
 
 
-def test_a_listed_model_without_its_file_stops_start_up(model_home: Path, tmp_path: Path) -> None:
+def test_a_listed_model_without_its_file_stops_start_up(running_server: RunningServer, model_home: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     for name in ("centerface.onnx", "u2netp.onnx"):
         (home / name).symlink_to(model_home / name)
-    srv = start(home, "u2netp,centerface,inswapper", tmp_path / "gunicorn.log")
-    try:
+    with running_server(ready=False, MODEL_HOME=str(home), MODELS="u2netp,centerface,inswapper") as srv:
         assert srv.process is not None
         code = srv.process.wait(timeout=60)
-    finally:
-        srv.stop()
     assert code != 0
     assert "inswapper_128.onnx is missing; run: python -m app.models fetch inswapper" in srv.log_text()

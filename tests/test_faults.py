@@ -15,23 +15,12 @@ import pytest
 import requests
 from PIL import Image
 
-from tests.conftest import jpeg_bytes
+from tests.conftest import RunningServer, jpeg_bytes
 from tests.server import Server, alive
 
 pytestmark = pytest.mark.server
 
 CUTOUT = "/api/v1/remove-background"
-
-
-def small_server(model_home: Path, log: Path, **env: str) -> Server:
-    base = {
-        "WORKERS": "2",
-        "MODEL_HOME": str(model_home),
-        "MODELS": "u2netp,centerface",
-        "SEGMENTATION_MODEL": "u2netp",
-        "WARMUP_REQUESTS": "1",
-    }
-    return Server(env={**base, **env}, log_path=log).start()
 
 
 def cpu_seconds(pid: int) -> float:
@@ -118,10 +107,8 @@ def warm_before_serving(log: str, pid: int) -> bool:
     return all(i > warm for i in served)
 
 
-def test_a_worker_killed_mid_request(model_home: Path, tmp_path: Path, astronaut_jpeg: bytes, big_photo: bytes) -> None:
-    server = small_server(model_home, tmp_path / "kill.log")
-    try:
-        server.wait_ready(timeout=120)
+def test_a_worker_killed_mid_request(running_server: RunningServer, astronaut_jpeg: bytes, big_photo: bytes) -> None:
+    with running_server(WORKERS="2") as server:
         victim_result: list[object] = []
         victim_thread = slow_request(server, big_photo, victim_result)
         victim = busy_worker(server)
@@ -140,13 +127,14 @@ def test_a_worker_killed_mid_request(model_home: Path, tmp_path: Path, astronaut
         assert len(victim_result) == 1 and isinstance(victim_result[0], requests.RequestException), victim_result
         assert clients.outcomes and set(clients.outcomes) == {200}, clients.outcomes
         assert warm_before_serving(server.log_text(), replacement)
-    finally:
-        server.stop()
 
 
-def test_sigterm_under_load_finishes_requests_in_flight(model_home: Path, tmp_path: Path, astronaut_jpeg: bytes) -> None:
-    server = small_server(model_home, tmp_path / "term.log", GRACEFUL_TIMEOUT="20")
-    server.wait_ready(timeout=120)
+def test_sigterm_under_load_finishes_requests_in_flight(running_server: RunningServer, astronaut_jpeg: bytes) -> None:
+    with running_server(WORKERS="2", GRACEFUL_TIMEOUT="20") as server:
+        sigterm_under_load(server, astronaut_jpeg)
+
+
+def sigterm_under_load(server: Server, astronaut_jpeg: bytes) -> None:
     results: list[object] = []
 
     def send() -> None:
@@ -167,10 +155,8 @@ def test_sigterm_under_load_finishes_requests_in_flight(model_home: Path, tmp_pa
     assert seconds < 20 and not any(alive(pid) for pid in tree)
 
 
-def test_worker_recycling_under_load_fails_no_request(model_home: Path, tmp_path: Path, astronaut_jpeg: bytes) -> None:
-    server = small_server(model_home, tmp_path / "recycle.log", MAX_REQUESTS="4", MAX_REQUESTS_JITTER="2")
-    try:
-        server.wait_ready(timeout=120)
+def test_worker_recycling_under_load_fails_no_request(running_server: RunningServer, astronaut_jpeg: bytes) -> None:
+    with running_server(WORKERS="2", MAX_REQUESTS="4", MAX_REQUESTS_JITTER="2") as server:
         first = set(server.workers())
         outcomes: list[int | str] = []
 
@@ -193,14 +179,10 @@ def test_worker_recycling_under_load_fails_no_request(model_home: Path, tmp_path
         assert recycled, "no worker was recycled"
         assert all(warm_before_serving(log, pid) for pid in recycled)
         assert log.count("startup phase load u2netp") == 1, "a recycled worker reloaded a model"
-    finally:
-        server.stop()
 
 
-def test_a_request_past_timeout_replaces_its_worker(model_home: Path, tmp_path: Path, astronaut_jpeg: bytes, big_photo: bytes) -> None:
-    server = small_server(model_home, tmp_path / "timeout.log", TIMEOUT="5")
-    try:
-        server.wait_ready(timeout=120)
+def test_a_request_past_timeout_replaces_its_worker(running_server: RunningServer, astronaut_jpeg: bytes, big_photo: bytes) -> None:
+    with running_server(WORKERS="2", TIMEOUT="5") as server:
         result: list[object] = []
         started = time.monotonic()
         thread = slow_request(server, big_photo, result)
@@ -215,5 +197,3 @@ def test_a_request_past_timeout_replaces_its_worker(model_home: Path, tmp_path: 
         assert elapsed < 15, f"the overdue request was ended after {elapsed:.1f} s"
         assert "past TIMEOUT=5" in server.log_text()
         assert clients.outcomes and set(clients.outcomes) == {200}, clients.outcomes
-    finally:
-        server.stop()

@@ -21,7 +21,7 @@ from PIL import Image
 from app.models.centerface import CenterFace, make_dims_dynamic
 from app.models.sessions import Providers, create_session
 from app.specs import BACKGROUND_COLOURS, get_spec
-from tests.conftest import jpeg_bytes
+from tests.conftest import RunningServer, jpeg_bytes
 from tests.server import Server
 
 pytestmark = pytest.mark.server
@@ -30,16 +30,9 @@ CHIN_BELOW_EYES_PX = 185 - 102  # hand-measured on skimage's astronaut
 
 
 @pytest.fixture(scope="module")
-def server(model_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(
-        env={"WORKERS": "2", "MODEL_HOME": str(model_home), "MODELS": "u2net,centerface", "WARMUP_REQUESTS": "1"},
-        log_path=tmp_path_factory.mktemp("idphoto") / "gunicorn.log",
-    ).start()
-    try:
-        srv.wait_ready(timeout=240)
+def server(running_server: RunningServer) -> Iterator[Server]:
+    with running_server(WORKERS="2", MODELS="u2net,centerface", SEGMENTATION_MODEL="u2net") as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 @pytest.fixture(scope="module")

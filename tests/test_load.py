@@ -3,33 +3,18 @@ workers, and nothing answers 5xx but an explicit 503 busy with Retry-After; memo
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from bench.load import run_load
-from tests.server import Server
+from tests.conftest import RunningServer
 
 pytestmark = pytest.mark.server
 
 
-def test_overload_gets_fast_503s_and_memory_stays_flat(model_home: Path, tmp_path: Path) -> None:
-    server = Server(
-        env={
-            "WORKERS": "2",
-            "MODEL_HOME": str(model_home),
-            "MODELS": "u2netp,centerface",
-            "SEGMENTATION_MODEL": "u2netp",
-            "WARMUP_REQUESTS": "2",
-            "QUEUE_DEPTH": "1",
-        },
-        log_path=tmp_path / "load.log",
-    ).start()
-    try:
-        server.wait_ready(timeout=120)
+def test_overload_gets_fast_503s_and_memory_stays_flat(running_server: RunningServer) -> None:
+    with running_server(WORKERS="2", WARMUP_REQUESTS="2", QUEUE_DEPTH="1") as server:
         result = run_load(server, clients=8, total=160, max_seconds=240)
-    finally:
-        server.stop()
     assert result.total == 160, result.summary()
     assert set(result.statuses) <= {"200", "503"}, result.summary()
     assert result.statuses["200"] >= 40, result.summary()

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+
+from tests.conftest import RunningServer
 
 from .server import Server, private_kib
 
@@ -29,16 +30,8 @@ def served_by(server: Server, request_id: str) -> int:
     return int(re.search(r"\[(\d+)\]", line).group(1))  # the generic formatter's [pid]
 
 
-def test_idle_workers_give_memory_back_and_the_keeper_serves_first(model_home: Path, tmp_path: Path, astronaut_jpeg: bytes) -> None:
-    server = Server(
-        env={
-            "MODEL_HOME": str(model_home), "MODELS": "u2netp", "SEGMENTATION_MODEL": "u2netp", "WORKERS": "3",
-            "WARMUP_REQUESTS": "1", "RELEASE_MEMORY_IDLE_S": "0.5", "ORT_PROVIDERS": "cpu",
-        },
-        log_path=tmp_path / "server.log",
-    ).start()
-    try:
-        server.wait_ready()
+def test_idle_workers_give_memory_back_and_the_keeper_serves_first(running_server: RunningServer, astronaut_jpeg: bytes) -> None:
+    with running_server(MODELS="u2netp", WORKERS="3", RELEASE_MEMORY_IDLE_S="0.5", ORT_PROVIDERS="cpu") as server:
         workers = server.wait_workers(3)
         keeper = wait_for(KEEPS, server, count=1)
         released = wait_for(GAVE_BACK, server, count=2)
@@ -73,5 +66,3 @@ def test_idle_workers_give_memory_back_and_the_keeper_serves_first(model_home: P
             statuses = list(pool.map(lambda index: cutout(100 + index), range(3)))
         assert statuses == [200] * 3
         assert len({served_by(server, f"burst-{100 + index}") for index in range(3)}) >= 2
-    finally:
-        server.stop()

@@ -28,6 +28,7 @@ from app.models.registry import Registry
 from app.observability import JsonFormatter
 from app.serving.admission import InferenceGate
 from app.service import Service
+from tests.conftest import RunningServer
 from tests.server import ROOT, Server, alive
 
 HEX_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -319,24 +320,9 @@ WORKERS = 2
 
 
 @pytest.fixture(scope="module")
-def json_server(model_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    log = tmp_path_factory.mktemp("observability") / "gunicorn.log"
-    srv = Server(
-        env={
-            "WORKERS": str(WORKERS),
-            "MODEL_HOME": str(model_home),
-            "MODELS": "u2netp,centerface",
-            "SEGMENTATION_MODEL": "u2netp",
-            "WARMUP_REQUESTS": "1",
-            "LOG_FORMAT": "json",
-        },
-        log_path=log,
-    ).start()
-    try:
-        srv.wait_ready(timeout=240)
+def json_server(running_server: RunningServer) -> Iterator[Server]:
+    with running_server(WORKERS=str(WORKERS), LOG_FORMAT="json") as srv:
         yield srv
-    finally:
-        srv.stop(timeout=20)
 
 
 def scrape(server: Server) -> Samples:

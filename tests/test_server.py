@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.conftest import jpeg_bytes, png_bytes
+from tests.conftest import RunningServer, png_bytes
 from tests.server import Server, alive
 
 pytestmark = pytest.mark.server
@@ -27,25 +27,12 @@ BACKGROUND_TOP_RIGHT = (slice(0, 128), slice(384, 512))
 
 
 @pytest.fixture(scope="module")
-def server(model_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    log = tmp_path_factory.mktemp("server") / "gunicorn.log"
-    srv = Server(
-        env={
-            "WORKERS": str(WORKERS),
-            "MODEL_HOME": str(model_home),
-            "MODELS": "u2net,centerface",
-            "SEGMENTATION_MODEL": "u2net",
-            "WARMUP_REQUESTS": "2",
-            "MAX_UPLOAD_MB": "4",
-            "MAX_IMAGE_PIXELS": "30000000",
-        },
-        log_path=log,
-    ).start()
-    try:
-        srv.wait_ready(timeout=240)
+def server(running_server: RunningServer) -> Iterator[Server]:
+    with running_server(
+        WORKERS=str(WORKERS), MODELS="u2net,centerface", SEGMENTATION_MODEL="u2net", WARMUP_REQUESTS="2",
+        MAX_UPLOAD_MB="4", MAX_IMAGE_PIXELS="30000000",
+    ) as srv:
         yield srv
-    finally:
-        srv.stop(timeout=20)
 
 
 def warm_line_index(lines: list[str], pid: int) -> int:
@@ -214,18 +201,8 @@ def test_sigterm_ends_every_process_promptly(server: Server) -> None:
     assert seconds < 10, f"shutdown took {seconds:.1f} s (onnxruntime exit hang?)"
 
 
-def test_lazy_mode_is_unready_until_loaded(model_home: Path, tmp_path: Path) -> None:
-    srv = Server(
-        env={
-            "WORKERS": "1",
-            "MODEL_HOME": str(model_home),
-            "MODELS": "u2netp,centerface",
-            "SEGMENTATION_MODEL": "u2netp",
-            "PRELOAD_MODELS": "false",
-        },
-        log_path=tmp_path / "lazy.log",
-    ).start()
-    try:
+def test_lazy_mode_is_unready_until_loaded(running_server: RunningServer) -> None:
+    with running_server(ready=False, PRELOAD_MODELS="false") as srv:
         srv.wait_ready(path="/healthz", timeout=60)
         first = srv.get("/readyz")
         assert first.status_code == 503
@@ -234,22 +211,17 @@ def test_lazy_mode_is_unready_until_loaded(model_home: Path, tmp_path: Path) -> 
         warm = srv.post("/warmup").json()
         assert warm["passes"] >= 1 and warm["warmup_seconds"] > 0 and "u2netp" in warm["models"]
         assert "load u2netp" in srv.log_text()
-    finally:
-        srv.stop()
 
 
-def test_a_corrupt_model_stops_start_up_with_one_clear_line(model_home: Path, tmp_path: Path) -> None:
+def test_a_corrupt_model_stops_start_up_with_one_clear_line(running_server: RunningServer, model_home: Path, tmp_path: Path) -> None:
     home = tmp_path / "models"
     home.mkdir()
     (home / "u2netp.onnx").write_bytes((model_home / "u2netp.onnx").read_bytes()[:100_000])
     (home / "centerface.onnx").write_bytes((model_home / "centerface.onnx").read_bytes())
-    srv = Server(
-        env={"WORKERS": "2", "MODEL_HOME": str(home), "MODELS": "u2netp,centerface", "SEGMENTATION_MODEL": "u2netp"},
-        log_path=tmp_path / "corrupt.log",
-    ).start()
-    assert srv.process is not None
-    returncode = srv.process.wait(timeout=60)
-    log = srv.log_text()
+    with running_server(ready=False, WORKERS="2", MODEL_HOME=str(home)) as srv:
+        assert srv.process is not None
+        returncode = srv.process.wait(timeout=60)
+        log = srv.log_text()
     assert returncode != 0
     errors = [line for line in log.splitlines() if "[ERROR]" in line]
     assert len(errors) == 1, log
