@@ -14,13 +14,13 @@ fi
 "$TOOLS/bin/hadolint" Dockerfile Dockerfile.gpu
 echo "hadolint: Dockerfile Dockerfile.gpu pass"
 
-manifests=$(ls deploy/k8s/*.yaml | grep -v kustomization.yaml)
+manifests=$(ls deploy/k8s/base/*.yaml | grep -v kustomization.yaml)
 # shellcheck disable=SC2086
 out=$("$TOOLS/bin/kubernetes-validate" --strict -k "$KUBERNETES_VERSION" $manifests 2>&1) || { echo "$out"; exit 1; }
 echo "$out"
 if echo "$out" | grep -Eq '^(WARN|ERROR)'; then echo "kubernetes-validate reported a warning"; exit 1; fi
 
 for file in $manifests; do
-  grep -q "^  - $(basename "$file")$" deploy/k8s/kustomization.yaml || { echo "$file is not in kustomization.yaml"; exit 1; }
+  grep -q "^  - $(basename "$file")$" deploy/k8s/base/kustomization.yaml || { echo "$file is not in kustomization.yaml"; exit 1; }
 done
-echo "deploy/k8s: every manifest valid against Kubernetes $KUBERNETES_VERSION and listed in kustomization.yaml"
+echo "deploy/k8s/base: every manifest valid against Kubernetes $KUBERNETES_VERSION and listed in kustomization.yaml"
