@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 OVERLAY = ROOT / "deploy" / "k8s" / "overlays" / "scheduled"
-FLOOR_JOBS = {"pilotlight-floor-day", "pilotlight-floor-night", "pilotlight-floor-peak"}
+FLOOR_JOBS = {"pilotlight-floor-day", "pilotlight-floor-night", "pilotlight-floor-peak", "pilotlight-floor-peak-end"}
 
 
 def kubectl() -> str:
@@ -65,9 +65,13 @@ def test_floor_follows_the_week(objects: dict) -> None:
     assert night["spec"]["schedule"] == "0 20 * * 1-5"
     assert env_of(day) == {"HPA": "pilotlight", "FLOOR": "2", "MODE": "raise"}
     assert env_of(night) == {"HPA": "pilotlight", "FLOOR": "1", "MODE": "set"}
-    # The peak template does nothing until someone sets its date and unsuspends it.
-    peak = objects["CronJob", "pilotlight-floor-peak"]
-    assert peak["spec"]["suspend"] is True and env_of(peak)["MODE"] == "raise"
+    # The peak templates do nothing until someone sets their date and unsuspends them; the end
+    # comes after the start and returns to the day floor.
+    peak, peak_end = objects["CronJob", "pilotlight-floor-peak"], objects["CronJob", "pilotlight-floor-peak-end"]
+    assert peak["spec"]["suspend"] is True and peak_end["spec"]["suspend"] is True
+    assert env_of(peak) == {"HPA": "pilotlight", "FLOOR": "4", "MODE": "raise"}
+    assert env_of(peak_end) == {"HPA": "pilotlight", "FLOOR": "2", "MODE": "set"}
+    assert peak["spec"]["schedule"] == "0 8 15 1 *" and peak_end["spec"]["schedule"] == "0 11 15 1 *"
     for name in FLOOR_JOBS:
         job = objects["CronJob", name]
         assert job["spec"]["timeZone"] == "Etc/UTC"
