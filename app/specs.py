@@ -43,10 +43,10 @@ __all__ = [
     "MAX_DPI",
     "MAX_SIDE_PX",
     "MIN_DPI",
+    "SPECS",
     "Band",
     "PhotoSpec",
     "Rules",
-    "SPECS",
     "Source",
     "custom_spec",
     "get_spec",
@@ -577,8 +577,8 @@ def _spec(
         dpi=dpi,
         width_px=mm_to_px(width_mm, dpi),
         height_px=mm_to_px(height_mm, dpi),
-        head_height=(round(head.low / height_mm, 4), round(head.high / height_mm, 4)),  # type: ignore[operator]
-        eye_line=None if eye is None else (round(eye.low / height_mm, 4), round(eye.high / height_mm, 4)),  # type: ignore[operator]
+        head_height=_fractions(head, height_mm),
+        eye_line=None if eye is None else _fractions(eye, height_mm),
         backgrounds=backgrounds,
         max_kb=max_kb,
         source=source,
@@ -588,6 +588,13 @@ def _spec(
         min_kb=min_kb,
         file_source=file_source,
     )
+
+
+def _fractions(band: Band, height_mm: float) -> tuple[float, float]:
+    """A closed band's ends as fractions of `height_mm`, rounded to 4 places."""
+    if band.low is None or band.high is None:
+        raise ValueError("a band given as fractions must be closed")
+    return (round(band.low / height_mm, 4), round(band.high / height_mm, 4))
 
 
 def _default(reason: str, *, url: str = PILOTLIGHT_URL, about: str = "authority states no rule") -> Source:
@@ -653,7 +660,10 @@ ICAO_HEAD_TEXT = (
 )
 
 US_PASSPORT_HEAD = Source(
-    title="U.S. Department of State, travel.state.gov 'Passport Photos' (as quoted by visa-photo 0.1.0, retrieved 2026-09-06)",
+    title=(
+        "U.S. Department of State, travel.state.gov 'Passport Photos' (as quoted by visa-photo 0.1.0, retrieved "
+        "2026-09-06)"
+    ),
     url=US_PASSPORT_URL,
     quote=(
         "The size of your head in the printed photo must be between 1 -1 3/8 inches (25 - 35 mm) from the "
@@ -669,7 +679,10 @@ US_PAPER_TEMPLATE = Source(
     quote="2 inch · 2 inch · 1 inch to 1 3/8 inch · 1 1/8 inch to 1 3/8 inch",
 )
 US_VISA_HEAD = Source(
-    title="U.S. Department of State, travel.state.gov 'Photo Requirements' (visas) (as quoted by visa-photo 0.1.0, retrieved 2026-09-06)",
+    title=(
+        "U.S. Department of State, travel.state.gov 'Photo Requirements' (visas) (as quoted by visa-photo 0.1.0, "
+        "retrieved 2026-09-06)"
+    ),
     url=US_VISA_URL,
     quote=(
         "Sized such that the head is between 1 inch and 1 3/8 inches (22 mm and 35 mm) or 50% and 69% of the "
@@ -838,7 +851,10 @@ IN_PASSPORT_HEAD = Source(
 )
 IN_EVISA_URL = "https://indianvisaonline.gov.in/visa/"
 IN_EVISA_HEAD = Source(
-    title="Government of India, e-Visa photo specifications (indianvisaonline.gov.in; wording as reproduced in a stored third-party copy)",
+    title=(
+        "Government of India, e-Visa photo specifications (indianvisaonline.gov.in; wording as reproduced in a stored "
+        "third-party copy)"
+    ),
     url=IN_EVISA_URL,
     quote=(
         "Make sure that photo presents full head from top of hair to bottom of chin. Head should measure 1 "
@@ -865,7 +881,10 @@ IN_ONLINE = Source(
         "(wording as reported, in Malayalam, by a stored news copy; the figures agree with "
         "passport-photo-specs-data 1.0.1)"
     ),
-    url="https://mportal.passportindia.gov.in/pdf/Guidelines_for_ICAO_Compliant_Photographs_for_Passport_Applications.pdf",
+    url=(
+        "https://mportal.passportindia.gov.in/pdf/"
+        "Guidelines_for_ICAO_Compliant_Photographs_for_Passport_Applications.pdf"
+    ),
     quote=(
         "ഫോട്ടോയുടെ 80-85% ഭാഗവും മുഖം ഉൾക്കൊള്ളുന്ന തരത്തിൽ തലയുടെയും തോളുകളുടെയും ക്ലോസ് അപ്പ് ആയിരിക്കണം. "
         "630*810 പിക്സൽ അളവിൽ കളർ ഫോട്ടോ ആയിരിക്കണം. ഫോട്ടോയുടെ പശ്ചാത്തലം വെള്ളയായിരിക്കണം."
@@ -888,11 +907,19 @@ CN_CONSULAR_FILE = Source(
     quote="数字照片文件须为JPEG格式,文件大小在30K到80K字节之间。",
 )
 CN_VISA_HEAD = Source(
-    title="PRC visa photo requirements sheet (Chinese Visa Application Service Center; as quoted by visa-photo 0.1.0, retrieved 2026-09-04)",
+    title=(
+        "PRC visa photo requirements sheet (Chinese Visa Application Service Center; as quoted by visa-photo 0.1.0, "
+        "retrieved 2026-09-04)"
+    ),
     url=CN_SHEET_URL,
-    quote="the head height, measured from the base of the chin to the crown of the head, should be between 28 mm and 33 mm.",
+    quote=(
+        "the head height, measured from the base of the chin to the crown of the head, should be between 28 mm and 33 "
+        "mm."
+    ),
 )
-CN_VISA_WIDTH = Source(title=CN_VISA_HEAD.title, url=CN_SHEET_URL, quote="The head width should be between 15 mm and 22 mm")
+CN_VISA_WIDTH = Source(
+    title=CN_VISA_HEAD.title, url=CN_SHEET_URL, quote="The head width should be between 15 mm and 22 mm"
+)
 CN_VISA_CROWN = Source(
     title=CN_VISA_HEAD.title,
     url=CN_SHEET_URL,
@@ -932,7 +959,9 @@ CN_ONLINE_EYE = Source(
         "the eyes should be > 256 pixels."
     ),
 )
-CN_ONLINE_EYES_APART = Source(title=CN_VISA_HEAD.title, url=CN_SHEET_URL, quote="The inter-eye distance should be > 60 pixels.")
+CN_ONLINE_EYES_APART = Source(
+    title=CN_VISA_HEAD.title, url=CN_SHEET_URL, quote="The inter-eye distance should be > 60 pixels."
+)
 GA461 = Source(
     title="MPS China, GA 461-2004 '居民身份证制证用数字相片技术要求' (as reproduced in a stored copy)",
     url=GA461_COPY_URL,
@@ -1112,7 +1141,10 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
                 0.50 * TWO_INCH_MM,
                 0.69 * TWO_INCH_MM,
                 US_VISA_HEAD,
-                note="50-69 % of the image height, as mm of the 2 x 2 in (50.8 mm) print; the page's '22 mm' is not applied.",
+                note=(
+                    "50-69 % of the image height, as mm of the 2 x 2 in (50.8 mm) print; the page's '22 mm' is not "
+                    "applied."
+                ),
             ),
             eye_line=Band(
                 0.56 * TWO_INCH_MM,
@@ -1287,7 +1319,10 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
                 15,
                 19,
                 JP_MOFA,
-                note="Measured from the face centre to each side edge; on 35 mm both hold when the centre is 16-19 mm from the left edge.",
+                note=(
+                    "Measured from the face centre to each side edge; on 35 mm both hold when the centre is 16-19 mm "
+                    "from the left edge."
+                ),
             ),
         ),
         backgrounds=("white", "light-grey", "light-blue"),
@@ -1321,7 +1356,8 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
                 0.60 * 45,
                 0.80 * 45,
                 _default(
-                    "ICA cites the ICAO standard but states no head-height number; 60-80 % of the height is our loose band.",
+                    "ICA cites the ICAO standard but states no head-height number; 60-80 % of the height is our loose "
+                    "band.",
                     url=ICA_URL,
                 ),
             )
@@ -1366,7 +1402,9 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         height_mm=TWO_INCH_MM,
         dpi=300,
         rules=Rules(
-            head_height=Band(1 * MM_PER_INCH, 1.375 * MM_PER_INCH, IN_EVISA_HEAD, note="1 in and 1 3/8 in of the 2 in square."),
+            head_height=Band(
+                1 * MM_PER_INCH, 1.375 * MM_PER_INCH, IN_EVISA_HEAD, note="1 in and 1 3/8 in of the 2 in square."
+            ),
             eye_line=Band(
                 1.125 * MM_PER_INCH,
                 1.375 * MM_PER_INCH,
@@ -1399,7 +1437,9 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
             head_height=Band(28, 33, CN_CONSULAR),
             crown_margin=Band(3, 5, CN_CONSULAR),
             chin_margin=Band(7, None, CN_CONSULAR),
-            head_width=Band(15, 22, CN_CONSULAR, note="The mainland entry-exit rule says 21-24 mm; the consular 15-22 mm is used."),
+            head_width=Band(
+                15, 22, CN_CONSULAR, note="The mainland entry-exit rule says 21-24 mm; the consular 15-22 mm is used."
+            ),
             crown="hair",
         ),
         backgrounds=("white",),
@@ -1446,7 +1486,8 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
                 0.62 * 32,
                 0.78 * 32,
                 _default(
-                    "GA 461-2004 says only '头部占照片尺寸的2/3' (the head about 2/3 of the photo); 62-78 % around it is our loose band.",
+                    "GA 461-2004 says only '头部占照片尺寸的2/3' (the head about 2/3 of the photo); 62-78 % around it is our "
+                    "loose band.",
                     url=GA461_COPY_URL,
                 ),
             ),
@@ -1457,8 +1498,12 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
                 note="At least 207 of 441 px above the bottom edge, as mm of the 32 mm print.",
                 high_source=_default("GA 461 sets no upper eye line; 72 % of the height is ours.", url=GA461_COPY_URL),
             ),
-            crown_margin=Band(7 / 441 * 32, 21 / 441 * 32, GA461, note="7-21 of 441 px (top of the hair), as mm of 32 mm."),
-            head_width=Band(193 / 358 * 26, 221 / 358 * 26, GA461, note="Face width 207 +/- 14 of 358 px, as mm of 26 mm."),
+            crown_margin=Band(
+                7 / 441 * 32, 21 / 441 * 32, GA461, note="7-21 of 441 px (top of the hair), as mm of 32 mm."
+            ),
+            head_width=Band(
+                193 / 358 * 26, 221 / 358 * 26, GA461, note="Face width 207 +/- 14 of 358 px, as mm of 26 mm."
+            ),
             crown="hair",
         ),
         backgrounds=("white",),
@@ -1478,7 +1523,8 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
                 0.58 * 35,
                 0.75 * 35,
                 _default(
-                    "一寸 photos follow a trade convention, not a standard; 58-75 % around the customary 'head about 2/3 of the photo' is ours.",
+                    "一寸 photos follow a trade convention, not a standard; 58-75 % around the customary 'head about "
+                    "2/3 of the photo' is ours.",
                     about="no authority (trade convention)",
                 ),
             )
@@ -1539,8 +1585,12 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         height_mm=TWO_INCH_MM,
         dpi=300,
         rules=Rules(
-            head_height=Band(0.50 * TWO_INCH_MM, 0.69 * TWO_INCH_MM, US_VISA_HEAD, note="50-69 % of the 600 px height, as mm of 2 in."),
-            eye_line=Band(0.56 * TWO_INCH_MM, 0.69 * TWO_INCH_MM, US_VISA_EYE, note="56-69 % of the height, as mm of 2 in."),
+            head_height=Band(
+                0.50 * TWO_INCH_MM, 0.69 * TWO_INCH_MM, US_VISA_HEAD, note="50-69 % of the 600 px height, in mm."
+            ),
+            eye_line=Band(
+                0.56 * TWO_INCH_MM, 0.69 * TWO_INCH_MM, US_VISA_EYE, note="56-69 % of the height, as mm of 2 in."
+            ),
             crown="hair",
         ),
         backgrounds=("white", "off-white"),
@@ -1648,8 +1698,15 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
                 high_source=ISO_EYES,
             ),
             crown_margin=Band(px_to_mm(10, 300), px_to_mm(70, 300), CN_ONLINE_CROWN, note="10-70 px at 300 dpi."),
-            head_width=Band(px_to_mm(191, 300), px_to_mm(219, 300), CN_ONLINE_WIDTH, note="205 - 14 = 191 to 205 + 14 = 219 px at 300 dpi."),
-            eye_distance=Band(px_to_mm(60, 300), None, CN_ONLINE_EYES_APART, note="'> 60 px' applied as >= 60 px, at 300 dpi."),
+            head_width=Band(
+                px_to_mm(191, 300),
+                px_to_mm(219, 300),
+                CN_ONLINE_WIDTH,
+                note="205 - 14 = 191 to 205 + 14 = 219 px at 300 dpi.",
+            ),
+            eye_distance=Band(
+                px_to_mm(60, 300), None, CN_ONLINE_EYES_APART, note="'> 60 px' applied as >= 60 px, at 300 dpi."
+            ),
             crown="hair",
         ),
         backgrounds=("white",),
@@ -1675,7 +1732,8 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
                 0.58 * px_to_mm(640, 300),
                 0.75 * px_to_mm(640, 300),
                 _default(
-                    "CHSI's requirements name eye and crown position checks without numbers; 58-75 % of the height is our loose band.",
+                    "CHSI's requirements name eye and crown position checks without numbers; 58-75 % of the height is "
+                    "our loose band.",
                     url="https://m.tftnews.com/news2960762",
                 ),
             )
@@ -1702,7 +1760,10 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
                 0.70 * px_to_mm(2000, 800),
                 0.80 * px_to_mm(2000, 800),
                 NZ_VISA_HEAD,
-                note="'face covers 70-80% of the image' read as hair-inclusive head height over image height (as visa-photo reads it).",
+                note=(
+                    "'face covers 70-80% of the image' read as hair-inclusive head height over image height (as "
+                    "visa-photo reads it)."
+                ),
             ),
             crown="hair",
         ),
@@ -1808,7 +1869,11 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
-        rules=Rules(head_height=Band(29, 34, CH_HEAD, note="Read from the figure's dimension labels (29 mm and 34 mm on a 45 x 35 mm photo).")),
+        rules=Rules(
+            head_height=Band(
+                29, 34, CH_HEAD, note="Read from the figure's dimension labels (29 mm and 34 mm on a 45 x 35 mm photo)."
+            )
+        ),
         backgrounds=("light-grey", "white", "off-white"),
         source="fedpol 'Fotomustertafel' (Swiss passports and identity cards)",
     ),
@@ -1827,7 +1892,8 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
                 36,
                 AT_HEAD,
                 low_source=_default(
-                    "BMI asks for 'ca. 2/3 des Bildes' and sets only a maximum; 2/3 of 45 mm = 30 mm is applied as our minimum.",
+                    "BMI asks for 'ca. 2/3 des Bildes' and sets only a maximum; 2/3 of 45 mm = 30 mm is applied as "
+                    "our minimum.",
                     url=AT_URL,
                     about="authority states no minimum head height",
                 ),

@@ -48,7 +48,7 @@ def test_at_least_40_unique_specs_and_the_old_ids_remain() -> None:
 def test_every_bound_has_a_source_with_a_quote(spec: PhotoSpec) -> None:
     bands = spec.rules.bands()
     assert "head_height" in bands
-    for name, band in bands.items():
+    for band in bands.values():
         for end in ("low", "high"):
             if getattr(band, end) is not None:
                 _source_ok(band.source_of(end))
@@ -132,11 +132,13 @@ def test_pose_limits(spec: PhotoSpec) -> None:
 
 def test_pose_tolerances_are_labelled_as_ours() -> None:
     assert ISO_POSE.is_default and "ISO/IEC 19794-5" in ISO_POSE.title
-    assert (SPECS["icao"].rules.max_yaw_deg, SPECS["icao"].rules.max_pitch_deg, SPECS["icao"].rules.max_roll_deg) == (5, 5, 8)
+    rules = SPECS["icao"].rules
+    assert (rules.max_yaw_deg, rules.max_pitch_deg, rules.max_roll_deg) == (5, 5, 8)
 
 
 def test_loose_bands_say_they_are_ours() -> None:
-    for spec_id in ("cn-1inch", "cn-2inch", "resume", "sg-passport", "cn-chsi", "es-dni", "br-visa", "uk-passport-online"):
+    ours = ("cn-1inch", "cn-2inch", "resume", "sg-passport", "cn-chsi", "es-dni", "br-visa", "uk-passport-online")
+    for spec_id in ours:
         source = SPECS[spec_id].rules.head_height.source
         assert source.is_default and source.title.startswith(DEFAULT_PREFIX), spec_id
     for spec_id in ("us-passport", "uk-passport", "cn-passport", "jp-passport", "pl-passport", "tw-passport"):
