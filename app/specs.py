@@ -455,7 +455,7 @@ class PhotoSpec:
             if value is not None and not _positive_pair(value):
                 raise ValueError(f"{self.id}: {label} must be a (width, height) pair of positive integers")
         stated = (self.min_px, self.max_px, self.min_kb, self.max_kb)
-        if any(value is not None for value in stated) and self.file_source is None and self.country != "XX":
+        if any(value is not None for value in stated) and self.file_source is None:
             raise ValueError(f"{self.id}: a pixel window or file-size bound needs a file_source")
         if self.file_source is not None and not isinstance(self.file_source, Source):
             raise ValueError(f"{self.id}: file_source must be a Source")
