@@ -377,7 +377,8 @@ class PhotoSpec:
     `head_height`/`eye_line` are fractions of the photo height (chin-to-crown; eye line above the
     bottom edge) derived from `rules`; `PhotoSpec` refuses fractions that do not match the rules.
     `min_px`/`max_px` are (width, height) windows an authority states for a digital upload;
-    `min_kb`/`max_kb` its file-size bounds in KB; `file_source` backs all four.
+    `min_kb`/`max_kb` its file-size bounds in KB; `file_source` backs all four. `size_source`
+    backs the print (or nominal) size; every spec in SPECS has one, a custom spec has none.
     """
 
     id: str
@@ -398,6 +399,7 @@ class PhotoSpec:
     max_px: tuple[int, int] | None = None
     min_kb: int | None = None
     file_source: Source | None = None
+    size_source: Source | None = None  # where width_mm x height_mm (or the pixel size) comes from
 
     def __post_init__(self) -> None:
         if not (isinstance(self.id, str) and _SLUG_RE.fullmatch(self.id)):
@@ -457,8 +459,10 @@ class PhotoSpec:
         stated = (self.min_px, self.max_px, self.min_kb, self.max_kb)
         if any(value is not None for value in stated) and self.file_source is None:
             raise ValueError(f"{self.id}: a pixel window or file-size bound needs a file_source")
-        if self.file_source is not None and not isinstance(self.file_source, Source):
-            raise ValueError(f"{self.id}: file_source must be a Source")
+        for label in ("file_source", "size_source"):
+            value = getattr(self, label)
+            if value is not None and not isinstance(value, Source):
+                raise ValueError(f"{self.id}: {label} must be a Source")
         if self.min_px is not None and (self.width_px < self.min_px[0] or self.height_px < self.min_px[1]):
             raise ValueError(f"{self.id}: {self.width_px} x {self.height_px} px is under min_px {self.min_px}")
         if self.max_px is not None and (self.width_px > self.max_px[0] or self.height_px > self.max_px[1]):
@@ -475,7 +479,7 @@ class PhotoSpec:
             for source in band.sources():
                 if source not in found:
                     found.append(source)
-        for source in (self.rules.pose_source, self.file_source):
+        for source in (self.size_source, self.rules.pose_source, self.file_source):
             if source is not None and source not in found:
                 found.append(source)
         return found
@@ -504,6 +508,7 @@ class PhotoSpec:
             "min_px": pair(self.min_px),
             "max_px": pair(self.max_px),
             "file_source": None if self.file_source is None else self.file_source.to_dict(),
+            "size_source": None if self.size_source is None else self.size_source.to_dict(),
             "source": self.source,
             "rules": self.rules.to_dict(width_mm=self.width_mm, height_mm=self.height_mm),
         }
@@ -535,6 +540,7 @@ class PhotoSpec:
             max_px=pair(data["max_px"]),
             min_kb=data["min_kb"],
             file_source=None if data["file_source"] is None else Source.from_dict(data["file_source"]),
+            size_source=None if data["size_source"] is None else Source.from_dict(data["size_source"]),
         )
 
 
@@ -556,6 +562,7 @@ def _spec(
     width_mm: float,
     height_mm: float,
     dpi: int,
+    size_source: Source,
     rules: Rules,
     backgrounds: tuple[str, ...],
     source: str,
@@ -587,6 +594,7 @@ def _spec(
         max_px=max_px,
         min_kb=min_kb,
         file_source=file_source,
+        size_source=size_source,
     )
 
 
@@ -1084,6 +1092,70 @@ SA_EVISA = Source(
 )
 BR_EVISA_URL = "https://www.gov.br/mre/pt-br/embaixada-viena/vistos/e-visa"
 
+US_PASSPORT_SIZE = Source(
+    title=US_PASSPORT_HEAD.title,
+    url=US_PASSPORT_URL,
+    quote="The correct printed size of a passport photo is 2 x 2 inches (51 x 51 mm).",
+)
+US_DIGITAL_SQUARE = Source(
+    title=US_DIGITAL_FILE.title,
+    url=US_DIGITAL_URL,
+    quote=(
+        "The image dimensions must be in a square aspect ratio (the height must be equal to the width). "
+        "Minimum acceptable dimensions are 600 x 600 pixels."
+    ),
+)
+ICAO_SIZE = Source(
+    title="ICAO Doc 9303 Part 3 (8th edition), 3.9.1.2 (as quoted by visa-photo 0.1.0)",
+    url="https://www.icao.int/sites/default/files/publications/DocSeries/9303_p3_cons_en.pdf",
+    quote="Submitted portraits should be 45.0 mm x 35.0 mm (1.77 in x 1.38 in) in dimension.",
+)
+UK_SIZE = Source(title=UK_HEAD.title, url=UK_URL, quote="measure 45 millimetres (mm) high by 35mm wide")
+AU_SIZE = Source(
+    title=AU_HEAD.title,
+    url=AU_HEAD.url,
+    quote="be 45-50 mm in height and 35-40 mm in width (as per Australian Passport Photo Guide 2008)",
+)
+DE_SIZE = Source(
+    title=(
+        "German passport photo rule (wording as given on a stored photographer's page; the Passverordnung itself "
+        "is not in our store)"
+    ),
+    url="https://www.passbild-pro.de/anleitung/passbildvorschriften",
+    quote="Das Lichtbild muss die Größe 45mm x 35mm im Hochformat und ohne Rand haben.",
+)
+FR_SIZE = Source(title=FR_HEAD.title, url=FR_HEAD.url, quote="Largeur : 3,5 cm · Hauteur : 4,5 cm")
+CN_HK_COMMISSIONER_URL = "http://www.fmcoprc.gov.hk/eng/fwxx/wgrqz/t1418248.htm"
+CN_VISA_SIZE = Source(
+    title=(
+        "Office of the Commissioner of the Ministry of Foreign Affairs of the PRC in the HKSAR, 'Photo of visa "
+        "application must satisfy requirements' (from 15 December 2016)"
+    ),
+    url=CN_HK_COMMISSIONER_URL,
+    quote="Photo size: 48mmx33mm, width of head: 15mm to 22mm, head eight of head: 20mm to 33mm.",
+)
+CN_VISA_POSE = Source(
+    title=(
+        CN_VISA_SIZE.title + "; 'left or right tilt' read as yaw (turn), and the roll limit is pilotlight's "
+        "ISO/IEC 19794-5 default (8 degrees), which meets either reading"
+    ),
+    url=CN_HK_COMMISSIONER_URL,
+    quote="Head position: ≤20°left or right tilt, and ≤25°up or down tilt.",
+)
+BR_EVISA = Source(
+    title=(
+        "Embassy of Brazil in Vienna, 'e-Visa' (gov.br/mre; as recorded by passport-photo-specs-data 1.0.1, "
+        "verification 'official_text_read', checked 2026-10-12)"
+    ),
+    url=BR_EVISA_URL,
+    quote="width_mm 51, height_mm 51; background white; digital upload plus printed copy (both mandatory)",
+)
+TRADE_SIZES = _default(
+    "Chinese 一寸 photos are 25 x 35 mm and 二寸 photos 35 x 49 mm (大二寸 35 x 53 mm also circulates) by trade "
+    "convention; CV photos commonly use the 35 x 45 mm passport size.",
+    about="no authority (trade convention)",
+)
+
 # --- the table --------------------------------------------------------------------------------
 # The 25 countries whose citizens travel most: the list named in issue 14 (which follows the
 # UNWTO ranking of international tourism expenditure; not re-checked here). Covered below:
@@ -1106,6 +1178,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=TWO_INCH_MM,
         height_mm=TWO_INCH_MM,
         dpi=300,
+        size_source=US_PASSPORT_SIZE,
         rules=Rules(
             head_height=Band(
                 1 * MM_PER_INCH,
@@ -1136,6 +1209,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=TWO_INCH_MM,
         height_mm=TWO_INCH_MM,
         dpi=300,
+        size_source=US_DIGITAL_SQUARE,
         rules=Rules(
             head_height=Band(
                 0.50 * TWO_INCH_MM,
@@ -1171,6 +1245,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=ICAO_SIZE,
         rules=Rules(
             head_height=Band(
                 32,
@@ -1192,6 +1267,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=DE_MISSION_RIGA,
         rules=Rules(
             head_height=Band(32, 36, DE_MISSION_RIGA),
             eye_line=Band(0.50 * 45, 0.70 * 45, ISO_EYES, note="50-70 % of 45 mm."),
@@ -1207,6 +1283,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=UK_SIZE,
         rules=Rules(head_height=Band(29, 34, UK_HEAD)),
         backgrounds=("light-grey", "cream", "off-white"),
         max_kb=10 * 1024,
@@ -1221,6 +1298,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=50,
         height_mm=70,
         dpi=600,
+        size_source=CA_PASSPORT_HEAD,
         rules=Rules(head_height=Band(31, 36, CA_PASSPORT_HEAD), crown="skull"),
         backgrounds=("white", "off-white", "light-grey"),
         source="IRCC, canada.ca 'Passport photos' (Canadian passports)",
@@ -1234,6 +1312,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=AU_SIZE,
         rules=Rules(head_height=Band(32, 36, AU_HEAD, note="The photo may be 35-40 x 45-50 mm; 35 x 45 mm is used.")),
         backgrounds=("white", "light-grey"),
         source="Australian Passport Office, passports.gov.au photo guidelines",
@@ -1249,6 +1328,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=1.5 * MM_PER_INCH,
         height_mm=2 * MM_PER_INCH,
         dpi=800,
+        size_source=NZ_PASSPORT_FILE,
         rules=Rules(
             head_height=Band(
                 0.70 * 2 * MM_PER_INCH,
@@ -1281,6 +1361,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=DE_SIZE,
         rules=Rules(
             head_height=Band(32, 36, DE_HEAD),
             eye_line=Band(0.50 * 45, 0.70 * 45, ISO_EYES, note="50-70 % of 45 mm."),
@@ -1298,6 +1379,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=FR_SIZE,
         rules=Rules(head_height=Band(32, 36, FR_HEAD), crown="skull"),
         backgrounds=("light-grey", "light-blue"),
         source="ANTS / service-public.fr F10619 'Quelle photo fournir pour un titre d'identité ?'",
@@ -1311,6 +1393,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=JP_MOFA,
         rules=Rules(
             head_height=Band(32, 36, JP_MOFA),
             crown_margin=Band(2, 6, JP_MOFA),
@@ -1337,6 +1420,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=KR_MOFA,
         rules=Rules(head_height=Band(32, 36, KR_MOFA), crown="skull"),
         backgrounds=("white",),
         source="MOFA Korea, passport photo standard (2022.10)",
@@ -1351,6 +1435,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=290,
+        size_source=SG_FILE,
         rules=Rules(
             head_height=Band(
                 0.60 * 45,
@@ -1380,6 +1465,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=TWO_INCH_MM,
         height_mm=TWO_INCH_MM,
         dpi=300,
+        size_source=IN_PASSPORT_HEAD,
         rules=Rules(
             head_height=Band(
                 0.70 * TWO_INCH_MM,
@@ -1401,6 +1487,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=TWO_INCH_MM,
         height_mm=TWO_INCH_MM,
         dpi=300,
+        size_source=IN_EVISA_FILE,
         rules=Rules(
             head_height=Band(
                 1 * MM_PER_INCH, 1.375 * MM_PER_INCH, IN_EVISA_HEAD, note="1 in and 1 3/8 in of the 2 in square."
@@ -1433,6 +1520,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=33,
         height_mm=48,
         dpi=300,
+        size_source=CN_CONSULAR,
         rules=Rules(
             head_height=Band(28, 33, CN_CONSULAR),
             crown_margin=Band(3, 5, CN_CONSULAR),
@@ -1458,12 +1546,21 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=33,
         height_mm=48,
         dpi=290,
+        size_source=CN_VISA_SIZE,
         rules=Rules(
-            head_height=Band(28, 33, CN_VISA_HEAD),
+            head_height=Band(
+                28,
+                33,
+                CN_VISA_HEAD,
+                note="The HK commissioner's page prints '20mm to 33mm' (a typo, we think); the sheet's 28 mm is used.",
+            ),
             crown_margin=Band(3, 5, CN_VISA_CROWN),
             chin_margin=Band(7, None, CN_VISA_CHIN),
             head_width=Band(15, 22, CN_VISA_WIDTH),
             crown="hair",
+            max_yaw_deg=20,
+            max_pitch_deg=25,
+            pose_source=CN_VISA_POSE,
         ),
         backgrounds=("white", "off-white"),
         max_kb=120,
@@ -1481,6 +1578,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=26,
         height_mm=32,
         dpi=350,
+        size_source=GA461,
         rules=Rules(
             head_height=Band(
                 0.62 * 32,
@@ -1518,6 +1616,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=25,
         height_mm=35,
         dpi=300,
+        size_source=TRADE_SIZES,
         rules=Rules(
             head_height=Band(
                 0.58 * 35,
@@ -1541,6 +1640,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=49,
         dpi=300,
+        size_source=TRADE_SIZES,
         rules=Rules(
             head_height=Band(
                 0.58 * 49,
@@ -1562,6 +1662,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=300,
+        size_source=TRADE_SIZES,
         rules=Rules(
             head_height=Band(
                 0.50 * 45,
@@ -1584,6 +1685,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=TWO_INCH_MM,
         height_mm=TWO_INCH_MM,
         dpi=300,
+        size_source=US_DV_FILE,
         rules=Rules(
             head_height=Band(
                 0.50 * TWO_INCH_MM, 0.69 * TWO_INCH_MM, US_VISA_HEAD, note="50-69 % of the 600 px height, in mm."
@@ -1610,6 +1712,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=UK_FILE,
         rules=Rules(
             head_height=Band(
                 29,
@@ -1638,6 +1741,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=CA_TRV_FILE,
         rules=Rules(head_height=Band(31, 36, CA_TRV_HEAD)),
         backgrounds=("white", "off-white"),
         max_kb=4 * 1024,
@@ -1654,12 +1758,13 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=px_to_mm(630, 300),
         height_mm=px_to_mm(810, 300),
         dpi=300,
+        size_source=IN_ONLINE,
         rules=Rules(
             head_height=Band(
                 0.80 * px_to_mm(810, 300),
                 0.85 * px_to_mm(810, 300),
                 IN_ONLINE,
-                note="'80-85 %' read as chin-to-crown over the 810 px height (our reading), as mm of the nominal print.",
+                note="'80-85 %' read as chin-to-crown over the 810 px height (ours), in mm of the nominal print.",
             )
         ),
         backgrounds=("white",),
@@ -1679,6 +1784,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=px_to_mm(354, 300),
         height_mm=px_to_mm(472, 300),
         dpi=300,
+        size_source=CN_ONLINE_SIZE,
         rules=Rules(
             head_height=Band(
                 0.70 * px_to_mm(472, 300),
@@ -1727,6 +1833,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=px_to_mm(480, 300),
         height_mm=px_to_mm(640, 300),
         dpi=300,
+        size_source=CHSI,
         rules=Rules(
             head_height=Band(
                 0.58 * px_to_mm(640, 300),
@@ -1755,6 +1862,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=px_to_mm(1500, 800),
         height_mm=px_to_mm(2000, 800),
         dpi=800,
+        size_source=NZ_VISA_FILE,
         rules=Rules(
             head_height=Band(
                 0.70 * px_to_mm(2000, 800),
@@ -1783,6 +1891,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=DE_SIZE,
         rules=Rules(
             head_height=Band(32, 36, DE_HEAD),
             eye_line=Band(0.50 * 45, 0.70 * 45, ISO_EYES, note="50-70 % of 45 mm."),
@@ -1800,6 +1909,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=IT_HEAD,
         rules=Rules(
             head_height=Band(
                 0.70 * 45,
@@ -1820,6 +1930,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=26,
         height_mm=32,
         dpi=600,
+        size_source=ES_DNI,
         rules=Rules(
             head_height=Band(
                 0.70 * 32,
@@ -1840,6 +1951,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=NL_HEAD,
         rules=Rules(
             head_height=Band(26, 30, NL_HEAD),
             head_width=Band(16, 20, NL_HEAD, note="Measured between the ear bases ('van ooraanzet tot ooraanzet')."),
@@ -1855,6 +1967,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=BE_HEAD,
         rules=Rules(head_height=Band(31, 36, BE_HEAD)),
         backgrounds=("white",),
         source="Belgian municipal photo norms (Steenokkerzeel 'Pasfoto normen')",
@@ -1869,6 +1982,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=CH_HEAD,
         rules=Rules(
             head_height=Band(
                 29, 34, CH_HEAD, note="Read from the figure's dimension labels (29 mm and 34 mm on a 45 x 35 mm photo)."
@@ -1886,6 +2000,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=AT_HEAD,
         rules=Rules(
             head_height=Band(
                 30,
@@ -1911,6 +2026,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=PL_HEAD,
         rules=Rules(head_height=Band(31, 36, PL_HEAD), eye_line=Band(20, 30, PL_HEAD)),
         backgrounds=("light-grey", "white", "light-blue"),
         source="MSZ Poland (consular posts) passport photo requirements",
@@ -1923,6 +2039,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=40,
         height_mm=50,
         dpi=600,
+        size_source=HK_HEAD,
         rules=Rules(head_height=Band(32, 36, HK_HEAD)),
         backgrounds=("white",),
         source="Immigration Department HKSAR, 'Photo Specification for Travel Documents'",
@@ -1936,6 +2053,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=TW_HEAD,
         rules=Rules(head_height=Band(32, 36, TW_HEAD), crown="skull"),
         backgrounds=("white",),
         source="Bureau of Consular Affairs (Taiwan), 'Guidelines for e-Passport Photographs'",
@@ -1949,6 +2067,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=TWO_INCH_MM,
         height_mm=TWO_INCH_MM,
         dpi=100,
+        size_source=SA_EVISA,
         rules=Rules(
             head_height=Band(
                 0.70 * TWO_INCH_MM,
@@ -1974,6 +2093,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=51,
         height_mm=51,
         dpi=300,
+        size_source=BR_EVISA,
         rules=Rules(
             head_height=Band(
                 1 * MM_PER_INCH,
