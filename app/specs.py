@@ -202,9 +202,10 @@ class Band:
     def contains(self, mm: float) -> bool:
         return (self.low is None or mm >= self.low) and (self.high is None or mm <= self.high)
 
-    def to_dict(self, *, of_mm: float) -> dict[str, Any]:
-        """mm values, the same as fractions of `of_mm` (the photo height or width), and sources."""
+    def to_dict(self, *, of_mm: float, of: str = "height") -> dict[str, Any]:
+        """mm values, the same as fractions of `of_mm` (the photo height or width, named by `of`), sources."""
         return {
+            "fraction_of": of,
             "low_mm": self.low,
             "high_mm": self.high,
             "low_fraction": _fraction(self.low, of_mm),
@@ -331,8 +332,9 @@ class Rules:
         out: dict[str, Any] = {}
         for name in VERTICAL_RULES + HORIZONTAL_RULES:
             band = getattr(self, name)
-            of_mm = height_mm if name in VERTICAL_RULES else width_mm
-            out[name] = None if band is None else band.to_dict(of_mm=of_mm)
+            vertical = name in VERTICAL_RULES
+            of_mm = height_mm if vertical else width_mm
+            out[name] = None if band is None else band.to_dict(of_mm=of_mm, of="height" if vertical else "width")
         out["crown"] = self.crown
         out["pose"] = {
             "max_yaw_deg": self.max_yaw_deg,
