@@ -1365,7 +1365,15 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         dpi=600,
         size_source=DE_SIZE,
         rules=Rules(
-            head_height=Band(32, 36, DE_HEAD),
+            head_height=Band(
+                32,
+                36,
+                DE_HEAD,
+                note=(
+                    "The same text sets a looser refusal threshold: photos are refused only 'wenn die Gesichtshöhe "
+                    "27 mm unterschreitet oder 40 mm überschreitet'; 32-36 mm is the rule applied."
+                ),
+            ),
             eye_line=Band(0.50 * 45, 0.70 * 45, ISO_EYES, note="50-70 % of 45 mm."),
             crown="skull",
         ),
@@ -1895,7 +1903,15 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         dpi=600,
         size_source=DE_SIZE,
         rules=Rules(
-            head_height=Band(32, 36, DE_HEAD),
+            head_height=Band(
+                32,
+                36,
+                DE_HEAD,
+                note=(
+                    "The same text sets a looser refusal threshold: photos are refused only 'wenn die Gesichtshöhe "
+                    "27 mm unterschreitet oder 40 mm überschreitet'; 32-36 mm is the rule applied."
+                ),
+            ),
             eye_line=Band(0.50 * 45, 0.70 * 45, ISO_EYES, note="50-70 % of 45 mm."),
             crown="skull",
         ),
@@ -1987,7 +2003,14 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         size_source=CH_HEAD,
         rules=Rules(
             head_height=Band(
-                29, 34, CH_HEAD, note="Read from the figure's dimension labels (29 mm and 34 mm on a 45 x 35 mm photo)."
+                29,
+                34,
+                CH_HEAD,
+                note=(
+                    "Read from the figure's dimension labels (29 mm and 34 mm on a 45 x 35 mm photo). Its '5 mm' above "
+                    "the head is one figure, not a band, and fedpol's 50-70 % eye band is for digital photos on USB "
+                    "sticks: neither is applied to this print."
+                ),
             )
         ),
         backgrounds=("light-grey", "white", "off-white"),
