@@ -1163,11 +1163,12 @@ TRADE_SIZES = _default(
 # UNWTO ranking of international tourism expenditure; not re-checked here). Covered below:
 # China, US, Germany, UK, France, Italy, Canada, South Korea, Japan, India, Spain (DNI),
 # Netherlands, Australia, Brazil (visa), Saudi Arabia (eVisa), Switzerland, Belgium, Poland,
-# Austria, Hong Kong, Taiwan, Singapore. Not covered, on purpose: Mexico and Sweden take the
-# passport photo at the issuing office (SRE since 2018; the Swedish police), so no submitted photo
-# has rules to meet; Russia's photo rules could not be read in a stored copy of the MVD text
-# with its address (only unattributed copies), so no spec rather than a guess. Swedish and
-# Mexican travellers to Schengen/the US use those specs.
+# Austria, Hong Kong, Taiwan, Singapore. Not covered: Mexico's SRE takes the passport photo at the
+# appointment (since 2018, as Mexican news pages in our store report), so no submitted photo has
+# rules to meet; Sweden's passport photo is taken at the police office as we understand it (not
+# checked against a stored page); Russia's photo rules could not be read in a stored copy of the
+# MVD text with its address (only unattributed copies). No spec rather than a guess. Mexican and
+# Swedish travellers to Schengen or the US use those specs.
 
 _SPEC_LIST: tuple[PhotoSpec, ...] = (
     # United States passport: 2 x 2 in print. Inches govern (the page's "25 - 35 mm" rounds
