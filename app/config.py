@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -45,6 +46,29 @@ def available_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def cgroup_cpu_limit(root: Path = Path("/sys/fs/cgroup")) -> float | None:
+    """The CPU quota of this container in cores (cgroup v2 cpu.max, else v1 cfs quota), or None."""
+    try:
+        quota, period = (root / "cpu.max").read_text().split()[:2]
+        return None if quota == "max" else int(quota) / int(period)
+    except (OSError, ValueError):
+        pass
+    try:
+        quota_us = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
+        period_us = int((root / "cpu" / "cpu.cfs_period_us").read_text())
+        return None if quota_us <= 0 or period_us <= 0 else quota_us / period_us
+    except (OSError, ValueError):
+        return None
+
+
+def usable_cpus() -> int:
+    """Cores this process may really use: its CPU affinity, capped by the container's CPU quota
+    (rounded up: a 1.5-core quota still runs two threads), never the host's core count."""
+    limit = cgroup_cpu_limit()
+    cpus = available_cpus()
+    return cpus if limit is None else max(1, min(cpus, math.ceil(limit)))
+
+
 @dataclass(frozen=True)
 class Settings:
     host: str = "127.0.0.1"
@@ -58,6 +82,8 @@ class Settings:
     max_requests_jitter: int = 0
     queue_depth: int = 4
     model_home: Path = field(default_factory=lambda: default_model_home(os.environ))
+    optimised_home: Path | None = None  # None: MODEL_HOME/optimised (see `optimised_dir`)
+    lone_request_threads: int = field(default_factory=usable_cpus)  # the wide lane's threads; 1: no wide lane
     models: tuple[str, ...] = DEFAULT_MODELS
     segmentation_model: str = "u2net"
     preload_models: bool = True
@@ -81,6 +107,11 @@ class Settings:
         """gthread threads per worker: one runs the inference, `queue_depth` wait for it, and one
         more is always free to answer probes and to turn the next request away with a fast 503."""
         return self.threads if self.threads is not None else self.queue_depth + 2
+
+    @property
+    def optimised_dir(self) -> Path:
+        """Where the pre-optimised models live (app/models/optimised.py)."""
+        return self.optimised_home if self.optimised_home is not None else self.model_home / "optimised"
 
     @property
     def max_upload_bytes(self) -> int:
@@ -112,6 +143,8 @@ class Settings:
             max_requests_jitter=reader.integer("MAX_REQUESTS_JITTER", defaults.max_requests_jitter, low=0, high=10_000_000),
             queue_depth=reader.integer("QUEUE_DEPTH", defaults.queue_depth, low=0, high=200),
             model_home=Path(reader.text("MODEL_HOME", str(defaults.model_home))).expanduser(),
+            optimised_home=reader.optional_path("OPTIMISED_HOME"),
+            lone_request_threads=reader.integer("LONE_REQUEST_THREADS", defaults.lone_request_threads, low=1, high=256),
             models=reader.names("MODELS", defaults.models),
             segmentation_model=reader.text("SEGMENTATION_MODEL", defaults.segmentation_model),
             preload_models=reader.boolean("PRELOAD_MODELS", defaults.preload_models),

@@ -53,6 +53,7 @@ REQUEST_BUCKETS = (0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 13.
 INFERENCE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 WARMUP_BUCKETS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
 REJECTION_REASONS = ("queue_full", "wait_timeout")
+LANES = ("wide", "narrow")
 
 _lock = threading.Lock()
 _multiproc_dir: Path | None = None  # set in the master by start_master(); inherited by the workers
@@ -120,6 +121,15 @@ class _Metrics:
         )
         for reason in REJECTION_REASONS:  # the series exist (at 0) before the first rejection
             self.rejected.labels(reason)
+        self.lanes = Counter(
+            "pilotlight_inference_lane",
+            "Inferences by lane: wide (the worker's session over every usable core, taken when no other "
+            "worker was inferring) or narrow (one thread); warm-up excluded.",
+            ["lane"],
+            registry=r,
+        )
+        for lane in LANES:
+            self.lanes.labels(lane)
 
 
 def metrics() -> _Metrics:
@@ -206,6 +216,12 @@ def worker_warm(seconds: float) -> None:
 def count_rejection(reason: str) -> None:
     """One `503 busy` answer; `reason` is one of REJECTION_REASONS (app.serving.admission)."""
     _record(lambda m: m.rejected.labels(reason).inc())
+
+
+def count_lane(lane: str) -> None:
+    """One inference that took `lane` (app/serving/admission.py); warm-up excluded."""
+    if not is_warmup():
+        _record(lambda m: m.lanes.labels(lane).inc())
 
 
 def observe_inference(timings: Timings) -> None:

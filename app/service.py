@@ -24,11 +24,14 @@ from flask import Flask, current_app
 from . import observability, warmup
 from .config import Settings
 from .errors import NotReady
+from .models import sessions
 from .models.registry import LoadedModel, Registry
 from .models.sessions import Providers, resolve_providers
 
 if TYPE_CHECKING:
     from flask.testing import FlaskClient
+
+    from .timings import Timings
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +96,7 @@ class Service:
         self._app: Flask | None = None
         self._lazy_lock = threading.Lock()
         self._lazy_thread: threading.Thread | None = None
+        self.wide_threads = 0  # set after the fork by the serving layer (LONE_REQUEST_THREADS); 0: none
 
     # -- wiring -----------------------------------------------------------------------------------
 
@@ -130,17 +134,34 @@ class Service:
             observability.model_loaded(entry.name, entry.load_seconds)
 
         return self.registry.load(
-            self.settings.models, model_home=self.settings.model_home, providers=self.providers, on_loaded=loaded
+            self.settings.models,
+            model_home=self.settings.model_home,
+            providers=self.providers,
+            optimised_home=self.settings.optimised_dir,
+            on_loaded=loaded,
         )
+
+    def open_wide_lanes(self) -> list[str]:
+        """In a worker (never the master: thread pools do not survive a fork), open the wide lane of
+        every loaded CPU model that has one (app/models/sessions.py); returns their names."""
+        if self.wide_threads < 2:
+            return []
+        opened = sessions.open_wide_lanes(self.wide_threads)
+        if opened:
+            log.info("worker %d: wide lanes of %d threads for %s", os.getpid(), self.wide_threads, ",".join(opened))
+        return opened
 
     @property
     def models_loaded(self) -> bool:
         return all(name in self.registry for name in self.settings.models)
 
     @contextmanager
-    def inference(self) -> Iterator[None]:
-        """Run a request's model work inside this (it waits for, or is refused, a slot: `Busy`)."""
+    def inference(self, timings: Timings | None = None) -> Iterator[None]:
+        """Run a request's model work inside this (it waits for, or is refused, a slot: `Busy`);
+        `timings` is told which lane ran it (Server-Timing: lane;desc="wide")."""
         with self.admission.slot():
+            if timings is not None:
+                timings.notes["lane"] = sessions.current_lane()
             yield
 
     # -- warm-up ----------------------------------------------------------------------------------
@@ -155,7 +176,13 @@ class Service:
         returns the seconds taken and marks this process warm. `keep_going` is asked between passes
         (a worker told to stop stops warming); `heartbeat` runs after each pass."""
         started = time.perf_counter()
-        warmup.run(self, passes=self.settings.warmup_requests, heartbeat=heartbeat, keep_going=keep_going)
+        # every open lane gets at least one pass (the first run of each session is the slow one);
+        # with WARMUP_REQUESTS=2 and a wide lane: one pass on each
+        lanes = [sessions.NARROW, sessions.WIDE] if sessions.wide_lanes_open() else [sessions.NARROW]
+        passes = self.settings.warmup_requests
+        for index in range(max(passes, len(lanes)) if passes else 0):
+            with sessions.forced_lane(lanes[index % len(lanes)]):
+                warmup.run(self, passes=1, heartbeat=heartbeat, keep_going=keep_going)
         seconds = time.perf_counter() - started
         self.warm_seconds = seconds
         self.warmed = True
@@ -173,6 +200,7 @@ class Service:
                 return
             try:
                 self.load()
+                self.open_wide_lanes()
                 seconds = self.warm()
             except Exception as exc:
                 self.load_error = f"{type(exc).__name__}: {exc}"

@@ -14,6 +14,7 @@ class Timings:
 
     stages: dict[str, float] = field(default_factory=dict)
     models: dict[str, str] = field(default_factory=dict)  # stage -> the model it ran (inference metrics)
+    notes: dict[str, str] = field(default_factory=dict)  # e.g. lane -> wide: said in Server-Timing as desc
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -24,7 +25,8 @@ class Timings:
             self.stages[name] = self.stages.get(name, 0.0) + time.perf_counter() - started
 
     def header(self) -> str:
-        return ", ".join(f"{name};dur={seconds * 1000:.1f}" for name, seconds in self.stages.items())
+        stages = [f"{name};dur={seconds * 1000:.1f}" for name, seconds in self.stages.items()]
+        return ", ".join(stages + [f'{name};desc="{value}"' for name, value in self.notes.items()])
 
     def as_dict(self) -> dict[str, float]:
         return {name: round(seconds, 4) for name, seconds in self.stages.items()}

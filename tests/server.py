@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -174,3 +174,31 @@ class Server:
 
     def tree_pss_kib(self) -> int:
         return sum(pss_kib(pid) for pid in [self.pid, *self.workers()])
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def busy_worker(server: Server, *, timeout: float = 30.0) -> int:
+    """The worker burning CPU now (the one running a slow request); bounded by `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        before = {pid: cpu_seconds(pid) for pid in server.workers()}
+        time.sleep(0.4)
+        used = {pid: cpu_seconds(pid) - start for pid, start in before.items() if alive(pid)}
+        if used:
+            pid, seconds = max(used.items(), key=lambda item: item[1])
+            if seconds > 0.03:  # an idle worker uses next to none
+                return pid
+    raise TimeoutError("no worker is busy")
+
+
+def wait_for(predicate: Callable[[], bool], *, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise TimeoutError(what)

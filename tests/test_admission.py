@@ -31,3 +31,33 @@ def test_memory_keepers_hand_out_slots_and_free_a_dead_workers() -> None:
     assert two.claim(1) and two.claim(2) and not two.claim(3)
     none = MemoryKeepers(0)
     assert not none.claim(1) and not none.holds(1)
+
+
+def test_inferring_workers_count_and_drop_the_dead() -> None:
+    from app.serving.admission import InferringWorkers
+
+    inferring = InferringWorkers(slots=4)
+    assert inferring.enter(11) == 1 and inferring.enter(11) == 1  # the same worker counts once
+    assert inferring.enter(12) == 2
+    inferring.leave(11)
+    assert inferring.count == 1
+    inferring.drop(12)  # the master, for a worker killed mid-inference
+    assert inferring.count == 0 and inferring.enter(13) == 1
+
+
+def test_the_gate_takes_the_wide_lane_only_when_alone() -> None:
+    from app.models import sessions
+    from app.serving.admission import InferringWorkers
+
+    inferring = InferringWorkers(slots=4)
+    gate = InferenceGate(queue_depth=1, wait_timeout=1.0, inferring=inferring)
+    with gate.slot():
+        assert sessions.current_lane() == "narrow"  # no wide lane opened in this worker
+    gate.wide_threads = 2
+    with gate.slot():
+        assert sessions.current_lane() == "wide"
+    inferring.enter(99999)  # another worker is inferring
+    with gate.slot():
+        assert sessions.current_lane() == "narrow"
+    assert gate.lanes_taken == {"wide": 1, "narrow": 2}
+    assert gate.describe()["lanes"] == {"wide_threads": 2, "taken": {"wide": 1, "narrow": 2}}

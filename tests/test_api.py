@@ -10,10 +10,10 @@ from flask.testing import FlaskClient
 from PIL import Image
 
 from app import create_app
-from app.serving.admission import InferenceGate
-from app.service import Service
 from app.config import Settings
 from app.models.registry import Registry
+from app.service import Service
+from app.serving.admission import InferenceGate
 from tests.conftest import jpeg_bytes
 
 

@@ -6,8 +6,8 @@ import pytest
 
 from app.config import ConfigError, ReleaseMemory, Settings
 from app.models.registry import Registry
-from app.service import Service
 from app.models.sessions import CPU, CUDA, ProviderError, resolve_providers
+from app.service import Service
 
 
 def test_defaults() -> None:

@@ -16,14 +16,6 @@ import pytest
 from PIL import Image
 from skimage.transform import SimilarityTransform
 
-from app.models.centerface import CenterFace, make_dims_dynamic
-from app.models.checksums import read_record
-from app.models.fetch import FetchError, add, fetch, inspect
-from app.models.insight import ArcFace, GenderAge, Landmark106, Swapper, graph_normalisation, to_blob
-from app.models.manifest import Checksum, ModelSpec, Role, ZipMemberSource, get_spec
-from app.models.registry import ModelFileError, Registry
-from app.models.scrfd import Scrfd, anchor_centres, decode
-from app.models.sessions import Providers, create_session
 from app.imaging.face_align import (
     ARCFACE_TEMPLATE,
     box_transform,
@@ -37,6 +29,14 @@ from app.imaging.face_align import (
     umeyama,
     warp_affine,
 )
+from app.models.centerface import CenterFace, make_dims_dynamic
+from app.models.checksums import read_record
+from app.models.fetch import FetchError, add, fetch, inspect
+from app.models.insight import ArcFace, GenderAge, Landmark106, Swapper, graph_normalisation, to_blob
+from app.models.manifest import Checksum, ModelSpec, Role, ZipMemberSource, get_spec
+from app.models.registry import ModelFileError, Registry
+from app.models.scrfd import Scrfd, anchor_centres, decode
+from app.models.sessions import Providers, create_session
 from tests import onnx_fakes
 
 CPU = Providers(("CPUExecutionProvider",))

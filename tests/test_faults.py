@@ -7,8 +7,6 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,30 +14,11 @@ import requests
 from PIL import Image
 
 from tests.conftest import RunningServer, jpeg_bytes
-from tests.server import Server, alive
+from tests.server import Server, alive, busy_worker, wait_for
 
 pytestmark = pytest.mark.server
 
 CUTOUT = "/api/v1/remove-background"
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def busy_worker(server: Server, *, timeout: float = 30.0) -> int:
-    """The worker burning CPU now (the one running the slow request)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        before = {pid: cpu_seconds(pid) for pid in server.workers()}
-        time.sleep(0.4)
-        used = {pid: cpu_seconds(pid) - start for pid, start in before.items() if alive(pid)}
-        if used:
-            pid, seconds = max(used.items(), key=lambda item: item[1])
-            if seconds > 0.25:
-                return pid
-    raise TimeoutError("no worker is busy")
 
 
 class Clients:
@@ -89,15 +68,6 @@ def slow_request(server: Server, photo: bytes, result: list[object]) -> threadin
 @pytest.fixture(scope="module")
 def big_photo(astronaut: np.ndarray) -> bytes:
     return jpeg_bytes(np.asarray(Image.fromarray(astronaut).resize((1600, 1600))))
-
-
-def wait_for(predicate: Callable[[], bool], *, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise TimeoutError(what)
 
 
 def warm_before_serving(log: str, pid: int) -> bool:

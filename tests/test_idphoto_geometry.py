@@ -8,8 +8,6 @@ import numpy as np
 import pytest
 
 from app.errors import ApiError
-from app.pipelines.idphoto import IdPhotoOptions, choose_face, encode_photo, people
-from app.models.faces import Face
 from app.imaging.placement import (
     Head,
     PlacementError,
@@ -24,6 +22,8 @@ from app.imaging.placement import (
     vertical_gradient,
     warp,
 )
+from app.models.faces import Face
+from app.pipelines.idphoto import IdPhotoOptions, choose_face, encode_photo, people
 from app.specs import get_spec
 
 LANDMARKS = np.array([[200, 200], [260, 200], [230, 230], [205, 260], [255, 260]], dtype=np.float32)

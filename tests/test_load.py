@@ -3,7 +3,6 @@ workers, and nothing answers 5xx but an explicit 503 busy with Retry-After; memo
 
 from __future__ import annotations
 
-
 import pytest
 
 from bench.load import run_load

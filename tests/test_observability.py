@@ -26,8 +26,8 @@ from app.config import ConfigError, Settings
 from app.errors import Busy
 from app.models.registry import Registry
 from app.observability import JsonFormatter
-from app.serving.admission import InferenceGate
 from app.service import Service
+from app.serving.admission import InferenceGate
 from tests.conftest import RunningServer
 from tests.server import ROOT, Server, alive
 

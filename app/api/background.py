@@ -56,7 +56,7 @@ def remove_background() -> Response:
 
     with timings.stage("decode"):
         image = decode(data, max_pixels=settings.max_image_pixels)
-    with service.inference():
+    with service.inference(timings):
         pixels = cut_out(
             image.rgb,
             segmenter=segmenter,

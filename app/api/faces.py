@@ -162,7 +162,7 @@ def faces() -> Response:
     )
     with timings.stage("decode"):
         image = decode(data, max_pixels=service.settings.max_image_pixels)
-    with service.inference():
+    with service.inference(timings):
         results = face_pipeline.analyse(image.rgb, detector=detector, models=models, limit=limit, crops=crops, timings=timings)
     return forms.json_response(
         {
@@ -190,7 +190,7 @@ def compare() -> Response:
     max_pixels = service.settings.max_image_pixels
     with timings.stage("decode"):
         images = {"image1": decode(first, max_pixels=max_pixels).rgb, "image2": decode(second, max_pixels=max_pixels).rgb}
-    with service.inference():
+    with service.inference(timings):
         similarity, described = face_pipeline.compare(images, detector=detector, arcface=arcface, timings=timings)
     return forms.json_response(
         {
@@ -232,7 +232,7 @@ def swap() -> Response:
         source = None if identity is not None or source_data is None else decode(source_data.read(), max_pixels=max_pixels)
     fmt = normalise_format(requested_format, default=target.source_format)
     source_face: dict[str, object] | None = None
-    with service.inference():
+    with service.inference(timings):
         if identity is None:
             if source is None or arcface is None:  # unreachable: a source photo or an embedding was required above
                 raise RuntimeError("no source identity")

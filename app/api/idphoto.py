@@ -121,7 +121,7 @@ def _make(timings: Timings) -> tuple[IdPhoto, IdPhotoOptions]:
     timings.models.update(detect=detector_name, align=detector_name, segment=settings.segmentation_model)
     with timings.stage("decode"):
         image = decode(data, max_pixels=settings.max_image_pixels)
-    with service.inference():
+    with service.inference(timings):
         photo = make_id_photo(
             image.rgb,
             detector=detector,

@@ -1,4 +1,7 @@
-"""`python -m app.models fetch|ensure|add|list`: install and check model files in MODEL_HOME."""
+"""`python -m app.models fetch|ensure|add|list`: install and check model files in MODEL_HOME.
+
+`fetch` and `ensure` also write each model's pre-optimised graph and weights for this onnxruntime
+and CPU (app/models/optimised.py) under OPTIMISED_HOME, unless `--no-optimise`."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from ..config import ConfigError, Settings
+from . import optimised
 from .fetch import FetchError, add, fetch, inspect
 from .manifest import DEFAULT_FETCH, MANIFEST, ModelSpec, ZipMemberSource, get_spec
 
@@ -28,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     fetch_parser.add_argument("names", nargs="*", help=f"models to fetch (default: {', '.join(DEFAULT_FETCH)} and MODELS)")
     fetch_parser.add_argument("--force", action="store_true", help="download again even if the file is right")
     fetch_parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    fetch_parser.add_argument("--no-optimise", action="store_true", help="do not write the pre-optimised files")
     fetch_parser.add_argument(
         "--sha256", metavar="HEX", help="checksum to verify the download against (one model; for models the manifest does not pin)"
     )
@@ -37,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     add_parser.add_argument("--sha256", metavar="HEX", required=True, help="the file's sha256, from a source you trust")
     ensure_parser = sub.add_parser("ensure", help="fetch only the models that are missing or the wrong size (no hashing)")
     ensure_parser.add_argument("names", nargs="*", help="models to ensure (default: MODELS)")
+    ensure_parser.add_argument("--no-optimise", action="store_true", help="do not write the pre-optimised files")
     list_parser = sub.add_parser("list", help="show the manifest and the state of each file")
     list_parser.add_argument("--verify", action="store_true", help="also check each present file's sha256")
     args = parser.parse_args(argv)
@@ -54,7 +60,11 @@ def main(argv: list[str] | None = None) -> int:
             for spec in MANIFEST.values():
                 state = inspect(spec, home, verify_hash=args.verify)
                 size = _size_mb(spec)
-                print(f"{spec.name:16} {spec.role.value:19} {size:>9}  {state.status:26} {spec.licence}")  # noqa: T201 (CLI output)
+                fast = optimised.usable(spec, home, settings.optimised_dir) is not None
+                if fast and args.verify:
+                    fast = optimised.verify(spec, home, settings.optimised_dir)
+                note = "pre-optimised" if fast else ""
+                print(f"{spec.name:16} {spec.role.value:19} {size:>9}  {state.status:26} {note:14} {spec.licence}")  # noqa: T201 (CLI output)
             return 0
         if args.command == "add":
             spec = get_spec(args.name)
@@ -67,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         if sha256 is not None and len(names) != 1:
             log.error("--sha256 applies to one model; name exactly one")
             return 2
-        specs = [get_spec(name) for name in names]
+        specs = wanted = [get_spec(name) for name in names]
         if args.command == "ensure":
             specs = [spec for spec in specs if not inspect(spec, home, verify_hash=False).ok]
         with ExitStack() as stack:
@@ -85,6 +95,14 @@ def main(argv: list[str] | None = None) -> int:
                     sha256=sha256,
                     archives=archives,
                 )
+        if not args.no_optimise:
+            for spec in wanted:
+                if not inspect(spec, home, verify_hash=False).ok:
+                    continue
+                if getattr(args, "force", False):
+                    optimised.write(spec, home, settings.optimised_dir)
+                else:
+                    optimised.ensure(spec, home, settings.optimised_dir)
     except KeyError as exc:
         log.error("%s", exc.args[0])
         return 2

@@ -16,13 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from .centerface import CenterFace, make_dims_dynamic
+from onnxruntime import InferenceSession
+
+from . import optimised
+from .centerface import CenterFace
 from .checksums import expected_checksum, install_command
 from .insight import ArcFace, GenderAge, Landmark106, Swapper, load_arcface, load_genderage, load_landmark_106, load_swapper
 from .manifest import MANIFEST, ModelSpec, Role, get_spec
 from .scrfd import Scrfd
 from .segmentation import Segmenter, rembg_session
-from .sessions import Providers, active_provider, create_session
+from .sessions import CPU, Lanes, Providers, active_provider, create_session
 
 log = logging.getLogger(__name__)
 
@@ -71,15 +74,25 @@ class LoadedModel:
         }
 
 
-def _build(spec: ModelSpec, path: Path, providers: Providers) -> tuple[Model, str]:
+def _session(spec: ModelSpec, path: Path, providers: Providers, optimised_home: Path | None) -> InferenceSession | Lanes:
+    """The model's session: from its pre-optimised files on a CPU (written first where missing,
+    app/models/optimised.py), else from the model itself."""
+    on_cpu = providers.names_for(spec.name)[0] == CPU
+    graph = optimised.ensure(spec, path.parent, optimised_home) if on_cpu and optimised_home is not None else None
+    if graph is not None:
+        return create_session(graph, providers=providers, label=spec.name, preoptimised=True)
+    return create_session(optimised.session_source(spec, path), providers=providers, label=spec.name)
+
+
+def _build(spec: ModelSpec, path: Path, providers: Providers, optimised_home: Path | None) -> tuple[Model, str]:
     if spec.family == "rembg":
-        session = create_session(path, providers=providers, label=spec.name)
+        session = _session(spec, path, providers, optimised_home)
         return Segmenter(spec.name, rembg_session(spec.name, session)), active_provider(session)
     if spec.family == "centerface":
-        session = create_session(make_dims_dynamic(path.read_bytes()), providers=providers, label=spec.name)
+        session = _session(spec, path, providers, optimised_home)
         return CenterFace(session), active_provider(session)
     if spec.family == "scrfd":
-        session = create_session(path, providers=providers, label=spec.name)
+        session = _session(spec, path, providers, optimised_home)
         return Scrfd(session), active_provider(session)
     loader = _INSIGHT_LOADERS.get(spec.family)
     if loader is not None:
@@ -136,9 +149,11 @@ class Registry:
         *,
         model_home: Path,
         providers: Providers,
+        optimised_home: Path | None = None,
         on_loaded: Callable[[LoadedModel], None] | None = None,
     ) -> list[LoadedModel]:
         """Load each named model that is not loaded yet; returns the ones loaded by this call.
+        With `optimised_home`, CPU sessions load from pre-optimised files (app/models/optimised.py).
 
         Raises KeyError for a name the manifest does not know and ModelFileError for a missing or
         corrupt file, before anything is half-registered.
@@ -152,7 +167,7 @@ class Registry:
                 path = check_file(spec, model_home)
                 started = time.perf_counter()
                 try:
-                    model, provider = _build(spec, path, providers)
+                    model, provider = _build(spec, path, providers, optimised_home)
                 except Exception as exc:  # onnxruntime raises its own hierarchy for unreadable files
                     raise ModelFileError(
                         f"model file {path} could not be loaded ({_first_line(exc)}); run: {_reinstall_command(spec)}"

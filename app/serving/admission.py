@@ -7,6 +7,13 @@ also counts the requests on their way to it from their accept (`arrived`), which
 reads to leave new connections to less loaded workers, and it gives the worker's working memory
 back after each inference when RELEASE_MEMORY=request.
 
+It also picks the lane of each inference (LONE_REQUEST_THREADS, app/models/sessions.py): the
+worker's wide session when no other worker is inferring (`InferringWorkers`, shared across the
+fork), its one-thread session otherwise. When two requests arrive together on two workers, the
+first to reach its gate may take the wide lane while the second takes the narrow one: for the length
+of that one inference the two use one thread more than there are cores, and every later inference
+sees the other worker busy and runs narrow. A lane is never switched in the middle of a run.
+
 `WarmWorkers` counts, in memory shared across the fork, the workers that finished their start-up
 warm-up: readiness waits for all of them at start-up.
 """
@@ -20,7 +27,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from .. import observability
 from ..errors import Busy
+from ..models import sessions
 from . import memory
 
 
@@ -40,6 +49,39 @@ class WarmWorkers:
         return int(self._warm.value)
 
 
+class InferringWorkers:
+    """The pids of the workers running an inference right now, in memory shared across the fork.
+    The master drops a dead worker's pid (`drop`), so a worker killed mid-inference is not counted
+    as inferring for ever."""
+
+    def __init__(self, slots: int) -> None:
+        self._pids = multiprocessing.get_context("fork").Array("i", max(slots, 1))
+
+    def enter(self, pid: int) -> int:
+        """Count `pid` as inferring; returns how many workers are inferring now, `pid` included."""
+        with self._pids.get_lock():
+            slots = self._pids.get_obj()
+            if pid not in slots:
+                for index, value in enumerate(slots):
+                    if value == 0:
+                        slots[index] = pid
+                        break
+            return sum(1 for value in slots if value)
+
+    def drop(self, pid: int) -> None:
+        with self._pids.get_lock():
+            slots = self._pids.get_obj()
+            for index, value in enumerate(slots):
+                if value == pid:
+                    slots[index] = 0
+
+    leave = drop
+
+    @property
+    def count(self) -> int:
+        return sum(1 for value in self._pids[:] if value)
+
+
 class InferenceGate:
     """One inference at a time per worker; at most `queue_depth` requests wait for it."""
 
@@ -50,11 +92,15 @@ class InferenceGate:
         wait_timeout: float,
         release_after_request: bool = False,
         keepers: memory.MemoryKeepers | None = None,
+        inferring: InferringWorkers | None = None,
     ) -> None:
         self.queue_depth = queue_depth
         self.wait_timeout = wait_timeout
         self.release_after_request = release_after_request
         self.keepers = keepers
+        self.inferring = inferring
+        self.wide_threads = 0  # set when this worker's wide lanes are open (LONE_REQUEST_THREADS)
+        self.lanes_taken = {sessions.WIDE: 0, sessions.NARROW: 0}
         self._cond = threading.Condition()
         self._busy = False
         self._waiting = 0
@@ -102,9 +148,17 @@ class InferenceGate:
                 self._waiting -= 1
             self._busy = True
             self.busy_since = time.monotonic()
+        pid = os.getpid()
         try:
-            yield
+            inferring = self.inferring.enter(pid) if self.inferring is not None else 1
+            lone = self.wide_threads > 1 and inferring == 1
+            with sessions.lane(sessions.WIDE if lone else sessions.NARROW) as taken:
+                self.lanes_taken[taken] += 1
+                observability.count_lane(taken)
+                yield
         finally:
+            if self.inferring is not None:
+                self.inferring.leave(pid)
             with self._cond:
                 self._busy = False
                 self.busy_since = None
@@ -150,6 +204,7 @@ class InferenceGate:
         return {
             "memory_released": self.released,
             "memory_keeper": self.keepers is not None and self.keepers.holds(os.getpid()),
+            "lanes": {"wide_threads": self.wide_threads, "taken": dict(self.lanes_taken)},
         }
 
 

@@ -26,7 +26,7 @@ from ..models.registry import ModelFileError
 from ..models.sessions import ProviderError
 from ..service import Service
 from . import watchdog
-from .admission import InferenceGate, WarmWorkers
+from .admission import InferenceGate, InferringWorkers, WarmWorkers
 from .memory import MemoryKeepers
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ _BOOT_PHASES: dict[str, float] = {}
 # Shared across the fork: created in the master by on_starting, read by every worker.
 _keepers: MemoryKeepers | None = None
 _warm_workers: WarmWorkers | None = None
+_inferring: InferringWorkers | None = None
 
 
 def process_age() -> float:
@@ -65,10 +66,11 @@ def record_boot(*, started_at: float) -> None:
 
 def on_starting(server: Arbiter) -> None:
     """Master, before the socket is bound: load every model in MODELS once (CPU providers)."""
-    global _keepers, _warm_workers
+    global _keepers, _warm_workers, _inferring
     service = Service.of(server.app.wsgi())
     settings = service.settings
     observability.start_master(settings)  # before any metric: multiprocess mode for all
+    _inferring = InferringWorkers(slots=2 * server.cfg.workers + 8)  # recycled workers free theirs
     for name, seconds in _BOOT_PHASES.items():
         service.phases.record(name, seconds)
     if settings.release_memory is ReleaseMemory.IDLE:
@@ -119,6 +121,7 @@ def post_fork(server: Arbiter, worker: Worker) -> None:
         wait_timeout=float(settings.timeout),
         release_after_request=settings.release_memory is ReleaseMemory.REQUEST,
         keepers=_keepers,
+        inferring=_inferring,
     )
     if settings.preload_models and service.providers.accelerated:
         try:
@@ -126,6 +129,11 @@ def post_fork(server: Arbiter, worker: Worker) -> None:
         except ModelFileError as exc:
             worker.log.error("cannot start worker: %s", exc)
             raise SystemExit(1) from None
+    # the wide lanes' thread pools cannot cross a fork: each worker opens its own (now for the
+    # models the master loaded, in lazy mode when its models load)
+    service.wide_threads = settings.lone_request_threads
+    opened = service.open_wide_lanes()
+    service.admission.wide_threads = settings.lone_request_threads if opened else 0  # type: ignore[attr-defined]
 
 
 def post_worker_init(worker: Worker) -> None:
@@ -182,3 +190,5 @@ def child_exit(server: Arbiter, worker: Worker) -> None:
     observability.worker_gone(worker.pid)
     if _keepers is not None:
         _keepers.drop(worker.pid)
+    if _inferring is not None:
+        _inferring.drop(worker.pid)

@@ -1,0 +1,103 @@
+"""Lanes on the real gunicorn (LONE_REQUEST_THREADS): a lone request runs on the worker's wide
+session, a request that meets another worker inferring runs on the one-thread session, a worker
+with LONE_REQUEST_THREADS=1 never opens a wide session, and a worker killed in the middle of a wide
+inference is replaced by a warm one while lone requests keep the wide lane. Every wait is bounded."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import threading
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+import requests
+from PIL import Image
+
+from tests.conftest import RunningServer, jpeg_bytes
+from tests.server import Server, alive, busy_worker, wait_for
+
+pytestmark = pytest.mark.server
+
+CUTOUT = "/api/v1/remove-background"
+
+
+def lane_of(response: requests.Response) -> str:
+    match = re.search(r'lane;desc="(\w+)"', response.headers.get("Server-Timing", ""))
+    assert match, response.headers.get("Server-Timing")
+    return match.group(1)
+
+
+def cutout(server: Server, photo: bytes, **fields: str) -> requests.Response:
+    response = server.post(CUTOUT, files={"image": ("a.jpg", photo, "image/jpeg")}, data=fields, timeout=120)
+    assert response.status_code == 200, response.text[:300]
+    return response
+
+
+def in_background(call: Callable[[], requests.Response]) -> tuple[threading.Thread, list[object]]:
+    result: list[object] = []
+
+    def run() -> None:
+        try:
+            result.append(call())
+        except (requests.RequestException, AssertionError) as exc:
+            result.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, result
+
+
+@pytest.fixture(scope="module")
+def slow_photo(astronaut: np.ndarray) -> bytes:
+    """Big enough that its cut-out with alpha matting runs for seconds."""
+    return jpeg_bytes(np.asarray(Image.fromarray(astronaut).resize((1800, 1800))))
+
+
+def test_a_lone_request_takes_the_wide_lane_and_a_concurrent_one_the_narrow(
+    running_server: RunningServer, astronaut_jpeg: bytes, slow_photo: bytes
+) -> None:
+    with running_server(WORKERS="2", LONE_REQUEST_THREADS="2") as server:
+        ready = server.get("/readyz").json()
+        assert ready["worker"]["lanes"]["wide_threads"] == 2
+        assert lane_of(cutout(server, astronaut_jpeg)) == "wide"
+        assert lane_of(cutout(server, astronaut_jpeg)) == "wide"  # and again: nobody else is inferring
+
+        thread, first = in_background(lambda: cutout(server, slow_photo, alpha_matting="true"))
+        busy_worker(server)  # the slow request is running on one worker
+        second = cutout(server, astronaut_jpeg)  # the other worker: it meets one inferring
+        thread.join(timeout=120)
+        assert isinstance(first[0], requests.Response), first
+        assert lane_of(first[0]) == "wide" and lane_of(second) == "narrow"
+        metrics = server.get("/metrics").text
+        wide = float(re.search(r'pilotlight_inference_lane_total\{lane="wide"\} (\S+)', metrics).group(1))
+        narrow = float(re.search(r'pilotlight_inference_lane_total\{lane="narrow"\} (\S+)', metrics).group(1))
+        assert (wide, narrow) == (3.0, 1.0)  # warm-up not counted
+
+
+def test_one_thread_means_no_wide_session(running_server: RunningServer, astronaut_jpeg: bytes) -> None:
+    with running_server(WORKERS="1", LONE_REQUEST_THREADS="1") as server:
+        assert server.get("/readyz").json()["worker"]["lanes"]["wide_threads"] == 0
+        assert lane_of(cutout(server, astronaut_jpeg)) == "narrow"
+        assert "wide lanes" not in server.log_text()
+
+
+def test_a_worker_killed_on_the_wide_lane_is_replaced_warm(
+    running_server: RunningServer, astronaut_jpeg: bytes, slow_photo: bytes
+) -> None:
+    with running_server(WORKERS="2", LONE_REQUEST_THREADS="2") as server:
+        survivors = set(server.workers())
+        thread, victim_result = in_background(lambda: cutout(server, slow_photo, alpha_matting="true"))
+        victim = busy_worker(server)
+        os.kill(victim, signal.SIGKILL)
+        thread.join(timeout=60)
+        assert victim_result and isinstance(victim_result[0], (requests.RequestException, AssertionError))
+        wait_for(lambda: len([pid for pid in server.workers() if alive(pid)]) == 2 and victim not in server.workers(),
+                 timeout=30, what="a replacement worker")
+        (replacement,) = set(server.workers()) - (survivors - {victim})
+        wait_for(lambda: f"worker {replacement} warm after" in server.log_text(), timeout=120, what="the replacement's warm-up")
+        assert f"worker {replacement}: wide lanes of 2 threads" in server.log_text()
+        # the dead worker no longer counts as inferring: a lone request takes the wide lane again
+        assert lane_of(cutout(server, astronaut_jpeg)) == "wide"
