@@ -629,7 +629,7 @@
     try {
       let answer;
       for (let attempt = 0; ; attempt += 1) {
-        answer = await post(url, formData, started, cutout ? CUTOUT_ANSWER_TIMEOUT_MS : 0);
+        answer = await post(url, formData, started, cutout && ondevice ? CUTOUT_ANSWER_TIMEOUT_MS : 0);
         const code = answer.body && answer.body.error && answer.body.error.code;
         // A cut-out does not wait for a busy server: the device makes it at once (when it can).
         if (answer.status === 503 && cutout && ondevice) break;
@@ -662,11 +662,11 @@
       setBusy(false);
       if (err.message === "abort") {
         say("Cancelled.");
-      } else if (cutout) {
+      } else if (cutout && ondevice) {
         await runOnDevice(request, err.message === "timeout" ? "timeout" : "unreachable");
       } else {
         say("");
-        if (ondevice) {
+        if (ondevice) { // the ID photo
           showError("We couldn't reach the server, so we can't make the ID photo: finding your face and placing it to the rules needs the server. We can still cut out the background on this device.", offerCutout(request, "unreachable"));
         } else {
           showError("We couldn't reach the server. Check your connection and try again.", ["Try again", () => submit()]);
@@ -699,7 +699,7 @@
   }
 
   function offerCutout(request, reason) {
-    return ["Cut out the background on this device", () => { hideError(); runOnDevice({ ...request, fromIdPhoto: true }, reason); }];
+    return ["Cut out the background on this device", () => { hideError(); runOnDevice(request, reason); }];
   }
 
   const hexToRgb = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));

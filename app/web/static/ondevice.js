@@ -96,7 +96,6 @@ async function load(assets) {
   // Threads need SharedArrayBuffer, which browsers give only to cross-origin isolated pages.
   stats.threads = window.crossOriginIsolated ? Math.max(1, Math.min(4, navigator.hardwareConcurrency || 1)) : 1;
   ort.env.wasm.numThreads = stats.threads;
-  ort.env.wasm.simd = true;
   const sessionStarted = performance.now();
   const session = await ort.InferenceSession.create(new Uint8Array(model), {
     executionProviders: ["wasm"],
