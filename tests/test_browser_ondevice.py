@@ -342,3 +342,30 @@ def test_a_server_that_answers_makes_the_cut_out_and_nothing_loads_on_the_device
         assert errors == [], errors
     finally:
         context.close()
+
+
+def test_no_answer_after_the_upload_cut_out_on_the_device(
+    server: Server, browser: Browser, photos: dict[str, Path]  # noqa: F811
+) -> None:
+    """The cut-out request is sent but nothing moves (held by the route): after 30 quiet seconds the
+    page stops waiting (its clock fast-forwarded) and makes the cut-out on the device."""
+    context, page, errors = new_page(browser)
+    try:
+        held: list[Route] = []
+        page.route(CUTOUT_API, lambda route: held.append(route))  # never answered while the test runs
+        page.clock.install()
+        page.goto(server.url + "/")
+        page.set_input_files("#file", photos["portrait"])
+        # (no wait_for_function here: with the clock installed it evaluates a string, which the CSP forbids)
+        expect(page.locator("#file-info")).to_contain_text("512 × 512 px")
+        page.get_by_role("radio", name="Background only").check()
+        page.get_by_role("button", name="Remove the background", exact=True).click()
+        expect(page.locator("#progress-text")).to_contain_text("Uploading")  # sent, never answered
+        expect(page.locator("#download-photo")).to_be_hidden()
+        page.clock.run_for("00:31")
+        expect(page.locator("#download-photo")).to_be_visible(timeout=RESULT_TIMEOUT_MS)
+        expect(page.locator("#verdict")).to_contain_text("Made on your device: the server took too long to answer")
+        assert len(held) == 1
+        assert errors == [], errors
+    finally:
+        context.close()

@@ -14,7 +14,7 @@
   const EXT = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "webp" };
   const FORMAT_NAMES = { "image/jpeg": "JPEG", "image/png": "PNG", "image/webp": "WebP" };
   const MAX_RETRIES = 3;
-  const CUTOUT_ANSWER_TIMEOUT_MS = 30_000; // after the upload: no answer by then, the device makes the cut-out
+  const CUTOUT_QUIET_TIMEOUT_MS = 30_000; // a cut-out request with no progress for this long: the device makes it
   const ondevice = data.ondevice; // null: this server does not offer the on-device cut-out
 
   const form = $("maker");
@@ -537,7 +537,9 @@
     ui.progressText.textContent = text;
   }
 
-  function post(url, formData, started, answerTimeout = 0) {
+  // quietTimeout (ms, 0: none): give up ("timeout") when neither the upload nor the answer has moved
+  // for that long: a stalled upload, or a server that took the photo and never answers.
+  function post(url, formData, started, quietTimeout = 0) {
     if (state.timer) { clearInterval(state.timer); state.timer = null; } // a retry uploads again
     return new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();
@@ -547,31 +549,36 @@
       xhr.setRequestHeader("Accept", "application/json");
       xhr.responseType = "json";
       let uploaded = false;
-      let waiting = null; // the answer timeout, started once the upload is done
+      let quiet = null;
+      const stillAlive = () => {
+        clearTimeout(quiet);
+        if (quietTimeout) quiet = setTimeout(() => { state.timedOut = true; xhr.abort(); }, quietTimeout);
+      };
       const working = () => {
         const tick = () => phase(`${request_label()}… ${Math.round((performance.now() - started) / 1000)} s`, null);
         tick();
         if (!state.timer) state.timer = setInterval(tick, 1000);
       };
       xhr.upload.onprogress = (event) => {
+        stillAlive();
         if (event.lengthComputable && !uploaded) phase(`Uploading… ${Math.round((event.loaded / event.total) * 100)}%`, event.loaded / event.total);
       };
       xhr.upload.onload = () => {
         uploaded = true;
         say(`${request_label()}…`);
         working();
-        if (answerTimeout) {
-          waiting = setTimeout(() => { state.timedOut = true; xhr.abort(); }, answerTimeout);
-        }
+        stillAlive();
       };
       xhr.onprogress = (event) => {
+        stillAlive();
         if (event.lengthComputable && event.total > 200000) phase(`Receiving… ${Math.round((event.loaded / event.total) * 100)}%`, event.loaded / event.total);
       };
-      xhr.onloadend = () => clearTimeout(waiting);
+      xhr.onloadend = () => clearTimeout(quiet);
       xhr.onload = () => resolve({ status: xhr.status, body: xhr.response, retryAfter: Number(xhr.getResponseHeader("Retry-After")) || 0 });
       xhr.onerror = () => reject(new Error("network"));
       xhr.onabort = () => reject(new Error(state.timedOut ? "timeout" : "abort"));
       xhr.send(formData);
+      stillAlive();
     });
   }
 
@@ -629,7 +636,7 @@
     try {
       let answer;
       for (let attempt = 0; ; attempt += 1) {
-        answer = await post(url, formData, started, cutout && ondevice ? CUTOUT_ANSWER_TIMEOUT_MS : 0);
+        answer = await post(url, formData, started, cutout && ondevice ? CUTOUT_QUIET_TIMEOUT_MS : 0);
         const code = answer.body && answer.body.error && answer.body.error.code;
         // A cut-out does not wait for a busy server: the device makes it at once (when it can).
         if (answer.status === 503 && cutout && ondevice) break;
