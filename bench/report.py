@@ -382,7 +382,7 @@ def side_by_side(f: Figures) -> str:
                   "lazy ÷ preload", "rembg s ÷ pilotlight"], rows)
 
 
-def render_markdown(results: dict, gpu: dict | None, chart_name: str) -> str:
+def render_markdown(results: dict, gpu: dict | None, chart_name: str, browser: dict | None = None) -> str:
     f = Figures(results)
     meta = results.get("meta", {})
     machine = meta.get("machine", {})
@@ -606,6 +606,9 @@ def render_markdown(results: dict, gpu: dict | None, chart_name: str) -> str:
     w("\n## GPU\n")
     w(render_gpu(gpu))
 
+    w("\n## In the browser: on-device cut-out\n")
+    w(render_browser(browser))
+
     w("\n## How each figure is measured\n")
     w("- **Start-up**: from `Popen` to the first accepted TCP connection (port) and to the first `/readyz` 200 (ready), "
       "polled every 10-20 ms. gunicorn binds its port only after the master has loaded the models, and `/readyz` is 200 "
@@ -625,6 +628,65 @@ def render_markdown(results: dict, gpu: dict | None, chart_name: str) -> str:
         rows.append([name, fmt(run.get("seconds"), 1), pct(busy), fmt((run.get("loadavg_before") or [None])[0], 2),
                      "**busy**" if (busy or 0) > BUSY_SHARE else "", run.get("error") or ""])
     w("\n" + table(["section", "seconds", "CPUs busy before (others)", "load average before", "flag", "error"], rows))
+    return "\n".join(out)
+
+
+def render_browser(browser: dict | None) -> str:
+    """The upload page's on-device cut-out (u2netp on onnxruntime-web), from bench/results/browser.json."""
+    if not browser:
+        return ("Still to be measured: `.venv/bin/python -m bench.browser` runs the browser test "
+                "(tests/test_browser_ondevice.py) and adds the figures here.\n")
+    meta = browser.get("meta", {})
+    files = browser.get("files_bytes") or {}
+    def mb(value: object) -> str:
+        number = num(value)
+        return "–" if number is None else f"{number / 1e6:.2f} MB"
+
+    def ms(value: object) -> str:  # milliseconds recorded, seconds shown
+        number = num(value)
+        return "–" if number is None else f"{number / 1000:.3f}"
+
+    out = [f"Measured by `.venv/bin/python -m bench.browser` (finished {meta.get('finished')}, {fmt(meta.get('seconds'), 1)} s) "
+           f"in {meta.get('browser')}, headless, on the same {meta.get('cpus')} CPUs (load average before: "
+           f"{fmt(get(meta, 'loadavg_before', 0), 2)}), against the real gunicorn with `MODELS=u2netp,centerface`, over loopback. "
+           f"Runtime: {browser.get('runtime')} (WebAssembly, SIMD, {browser.get('threads')} threads: the page is cross-origin "
+           "isolated). The page's own timings table records each figure (performance.now()).\n"]
+    out.append(table(["file the browser downloads (once, then Cache Storage / HTTP cache)", "bytes"], [
+        ["runtime ES module (`ort.wasm.bundle.min.mjs`)", f"{files.get('runtime', 0):,}"],
+        ["WebAssembly (`ort-wasm-simd-threaded.wasm`)", f"{files.get('wasm', 0):,}"],
+        ["model (`u2netp.onnx`)", f"{files.get('model', 0):,}"],
+        ["**total**", f"**{sum(files.values()):,}**" if files else "–"],
+    ]))
+    busy = get(browser, "busy_503") or {}
+    portrait = busy.get("portrait") or {}
+    crowd = busy.get("crowd") or {}
+    cached = get(browser, "cached_visit", "timings_ms") or {}
+    server = browser.get("server_u2netp_cutout_portrait") or {}
+    out.append("\n" + table(["astronaut 512x512 JPEG, u2netp", "seconds"], [
+        ["fetch and check (sha256) runtime + model, first visit", ms(browser.get("load_ms"))],
+        ["the same from the browser's cache, next visit", ms(cached.get("load_ms"))],
+        ["start the model (InferenceSession.create)", ms(browser.get("session_ms"))],
+        ["first cut-out in the browser (decode, pre, model, post)", ms(browser.get("portrait_first_run_ms"))],
+        ["warm cut-out in the browser", ms(browser.get("portrait_warm_run_ms"))],
+        ["of which the model itself (warm)", ms(browser.get("portrait_warm_infer_ms"))],
+        ["server, same photo: first u2netp cut-out over HTTP (warm server)", fmt(server.get("first_s"))],
+        ["server, same photo: median of the next u2netp cut-outs", fmt(server.get("median_s"))],
+    ]))
+    rows = []
+    for name, label in (("portrait", "astronaut 512x512"), ("crowd", "insightface t1.jpg 1280x886, six people")):
+        item = busy.get(name) or {}
+        warm = get(item, "timings_ms", "warm_run_ms")
+        run = f"{ms(warm)} (warm)" if warm is not None else f"{ms(get(item, 'timings_ms', 'first_run_ms'))} (first)"
+        rows.append([label, fmt(item.get("iou"), 4), fmt(item.get("alpha_mean_abs_diff"), 3),
+                     str(item.get("alpha_max_abs_diff", "–")), run])
+    out.append("\nThe browser's alpha against the server's `only_mask=true` output (`model=u2netp`) of the same file "
+               "(IoU of alpha >= 128; the test requires >= 0.9):\n")
+    out.append(table(["photo", "IoU", "mean abs alpha diff (0-255)", "max abs alpha diff", "that browser cut-out (s)"], rows))
+    out.append(f"\nMeasured download: {mb(browser.get('download_bytes'))} on a first visit, 0 bytes over the network on "
+               f"the next (`network_bytes` {cached.get('network_bytes', '–')}). The first cut-out includes the "
+               "WebAssembly's first use of each kernel; the u2net figures above are the server's default model, "
+               "u2netp's are in the last two rows of the second table. Browser and server ran on the same CPUs, "
+               "one after the other; on a shared machine (see the load average) the times are indicative.\n" if portrait or crowd else "")
     return "\n".join(out)
 
 
@@ -712,10 +774,12 @@ def write(results_path: Path, *, out_dir: Path = DOCS, gpu_path: Path | None = N
     results = json.loads(results_path.read_text())
     gpu_path = gpu_path or results_path.with_name("gpu.json")
     gpu = json.loads(gpu_path.read_text()) if gpu_path.is_file() else None
+    browser_path = results_path.with_name("browser.json")
+    browser = json.loads(browser_path.read_text()) if browser_path.is_file() else None
     out_dir.mkdir(parents=True, exist_ok=True)
     chart = out_dir / "benchmarks.png"
     render(chart_panels(results), chart, title="pilotlight vs rembg s: u2net on a 2-core machine")
-    markdown = render_markdown(results, gpu, chart.name)
+    markdown = render_markdown(results, gpu, chart.name, browser)
     (out_dir / "BENCHMARKS.md").write_text(markdown)
     return markdown
 

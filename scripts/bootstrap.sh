@@ -48,3 +48,12 @@ pl_setup_venv() {
 pl_ensure_models() {
   "$VENV/bin/python" -m app.models ensure "$@"
 }
+
+# The upload page's on-device cut-out: u2netp and onnxruntime-web's WebAssembly runtime (from its
+# npm package, with npm). Optional: without them the server runs and the page says the on-device
+# cut-out is unavailable, so a missing npm only warns.
+pl_ensure_ondevice() {
+  if ! "$VENV/bin/python" -m app.models ensure u2netp web-runtime; then
+    pl_say "the page's on-device cut-out is off: fetching its files failed (it needs npm: apt-get install npm)"
+  fi
+}

