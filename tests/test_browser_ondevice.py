@@ -32,6 +32,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, Request, Route, e
 
 from app.models.fetch import fetch_npm, inspect_npm
 from app.models.manifest import WEB_RUNTIME
+from tests.conftest import RunningServer
 from tests.server import ROOT, Server
 from tests.test_browser import ARTIFACTS, browser, page_errors, photos  # noqa: F401 (fixtures)
 
@@ -52,19 +53,9 @@ def web_runtime(model_home: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(model_home: Path, web_runtime: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(
-        env={
-            "WORKERS": "1", "MODEL_HOME": str(model_home), "MODELS": "u2netp,centerface",
-            "SEGMENTATION_MODEL": "u2netp", "WARMUP_REQUESTS": "1",
-        },
-        log_path=tmp_path_factory.mktemp("browser-ondevice") / "gunicorn.log",
-    ).start()
-    try:
-        srv.wait_ready(timeout=240)
+def server(running_server: RunningServer, web_runtime: Path) -> Iterator[Server]:
+    with running_server() as srv:  # the small models: u2netp is also the page's on-device model
         yield srv
-    finally:
-        srv.stop()
 
 
 @pytest.fixture(scope="module", autouse=True)
