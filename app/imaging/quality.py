@@ -15,12 +15,13 @@ drawn from the landmarks (OFIQ uses a 98-landmark polygon and a face-parsing mod
 give an ellipse, which leaves hair and background out on frontal portraits).
 
 What is ours and not OFIQ's: OFIQ's sharpness is a random forest over several filter responses; ours
-is the variance of the Laplacian on the aligned face, a documented simpler proxy. OFIQ maps each raw
-value to 0-100 with fitted sigmoids; we keep the raw value and a pass/fail threshold calibrated on
-real portraits (scikit-image's astronaut, insightface's t1.jpg) and degraded copies of them (see
-tests/test_quality.py). Compression artefacts are not an OFIQ component (OFIQ has compression in its
-face-recognition-based unified score); ours is the JPEG 8x8 blockiness ratio. Quality is advice: it
-never refuses a photo.
+is the variance of the Laplacian over the local contrast on the aligned face, a documented simpler
+proxy. OFIQ's compression-artefact component runs a CNN (an ONNX model); ours is the classic JPEG
+8x8 blockiness ratio, which needs none but only sees JPEG's grid (an image rescaled after
+compression hides it). OFIQ maps each raw value to 0-100 with fitted sigmoids; we keep the raw value
+and a pass/fail threshold calibrated on real portraits (scikit-image's astronaut, insightface's
+t1.jpg) and degraded copies of them (see tests/test_quality.py). Quality is advice: it never
+refuses a photo.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ ALIGNED_SIZE = (192, 224)  # (width, height) of the aligned face, in px
 EYES_AT = (96.0, 80.0)  # where the eye midpoint lands in the aligned face
 
 # Thresholds; each reason says where the number comes from.
-MIN_SHARPNESS = 0.6
+MIN_SHARPNESS = 3.0
 MAX_UNDER_EXPOSED = 0.10
 MAX_OVER_EXPOSED = 0.05
 LUMINANCE_BAND = (0.22, 0.92)
@@ -138,12 +139,18 @@ def face_mask(aligned_landmarks: np.ndarray) -> np.ndarray:
 
 
 def sharpness(grey: np.ndarray, mask: np.ndarray) -> float:
-    """Variance of the 3x3 Laplacian inside the face (its border eroded so the ellipse edge adds nothing)."""
-    laplacian = cv2.Laplacian(grey, cv2.CV_32F, ksize=1)
+    """100 x the variance of the 3x3 Laplacian inside the face over the mean local variance of the
+    luminance (Gaussian window, sigma IED/16). Dividing by local contrast, not the face's global
+    variance, keeps the value for a dim, flat or half-shadowed face: a shadow edge raises the global
+    variance a lot and the local one little. The border is eroded so the ellipse edge adds nothing."""
     inner = cv2.erode(mask.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
     if not inner.any():
         return 0.0
-    return float(100.0 * laplacian[inner].var() / max(float(grey[inner].var()), 1.0))
+    laplacian = cv2.Laplacian(grey, cv2.CV_32F, ksize=1)
+    sigma = ALIGNED_IED / 16.0
+    mean = cv2.GaussianBlur(grey, (0, 0), sigma)
+    local_variance = cv2.GaussianBlur(grey * grey, (0, 0), sigma) - mean * mean
+    return float(100.0 * laplacian[inner].var() / max(float(local_variance[inner].mean()), 1.0))
 
 
 def entropy_bits(values: np.ndarray) -> float:
@@ -215,9 +222,9 @@ def assess(rgb: np.ndarray, *, box: tuple[float, float, float, float], landmarks
             sharpness(y, mask),
             MIN_SHARPNESS,
             None,
-            "100 x variance of the Laplacian over variance of the luminance, on the face scaled to 64 px between the "
-            "eyes (a simpler proxy for OFIQ's random-forest sharpness); our test faces measure 1.2-15, the same faces "
-            "blurred by 5% of the face width 0.08-0.31",
+            "100 x variance of the Laplacian over the mean local variance, on the face scaled to 64 px between the "
+            "eyes (a simpler proxy for OFIQ's random-forest sharpness); our test faces measure 4.6-31, the same faces "
+            "blurred by 5% of the face width 1.1-2.0",
             "Your photo is blurred: hold the camera still, or tap the screen to focus on your face.",
         ),
         Component(
@@ -246,8 +253,8 @@ def assess(rgb: np.ndarray, *, box: tuple[float, float, float, float], landmarks
             float(face.mean() / 255.0),
             LUMINANCE_BAND[0],
             LUMINANCE_BAND[1],
-            "mean face luminance, 0-1 (OFIQ's LuminanceMean); our test faces measure 0.61-0.72, 4 stops too dark "
-            "0.17-0.20; the wide band leaves room for every skin tone",
+            "mean face luminance, 0-1 (OFIQ's LuminanceMean); our test faces measure 0.63-0.72, 4 stops too dark "
+            "0.18-0.20; the wide band leaves room for every skin tone",
             "Your face looks too dark or too bright overall: take the photo in even daylight, without flash.",
         ),
         Component(
@@ -267,7 +274,7 @@ def assess(rgb: np.ndarray, *, box: tuple[float, float, float, float], landmarks
             MIN_ILLUMINATION_RATIO,
             None,
             "mean luminance of the darker half of the face over the brighter half (OFIQ's IlluminationUniformity "
-            "compares the same halves); our test faces measure 0.80-0.95, with one side in shadow 0.45-0.67",
+            "compares the same halves); our test faces measure 0.87-0.96, with one side in shadow 0.45-0.67",
             "One side of your face is in shadow: face the light source squarely, or add light on the darker side.",
         ),
         Component(
@@ -276,8 +283,8 @@ def assess(rgb: np.ndarray, *, box: tuple[float, float, float, float], landmarks
             blockiness(grid_crop(luminance(rgb), box)),
             None,
             MAX_BLOCKINESS,
-            "steps across JPEG's 8x8 block edges over steps elsewhere, on the face at full resolution (not an OFIQ "
-            "component); 1.0 for a PNG, up to 1.4 for ordinary JPEGs, over 2 at JPEG quality 10",
+            "steps across JPEG's 8x8 block edges over steps elsewhere, on the face at full resolution (OFIQ's "
+            "component is a CNN; this needs none); 1.0 for a PNG, up to 1.4 for ordinary JPEGs, over 2 at JPEG quality 10",
             "Your photo is heavily compressed: send the original from your camera, not one from a messaging app.",
         ),
     ]
