@@ -35,6 +35,8 @@ import numpy as np
 ALIGNED_IED = 64  # px between the eye centres in the aligned face
 ALIGNED_SIZE = (192, 224)  # (width, height) of the aligned face, in px
 EYES_AT = (96.0, 80.0)  # where the eye midpoint lands in the aligned face
+# the farthest aligned-window corner from the eye midpoint, in IEDs (plus a pixel of margin)
+REACH = math.hypot(max(EYES_AT[0], ALIGNED_SIZE[0] - EYES_AT[0]), max(EYES_AT[1], ALIGNED_SIZE[1] - EYES_AT[1])) / ALIGNED_IED + 0.05
 
 # Thresholds; each reason says where the number comes from.
 MIN_SHARPNESS = 3.0
@@ -106,6 +108,16 @@ def align(rgb: np.ndarray, landmarks: np.ndarray) -> tuple[np.ndarray, np.ndarra
     angle = math.atan2(dy, dx)
     cos, sin = scale * math.cos(-angle), scale * math.sin(-angle)
     mid = (left + right) / 2.0
+    # Only the face's neighbourhood is read: the aligned window reaches at most REACH IEDs from the eye
+    # midpoint, at any roll, so a 12-megapixel upload costs what a 1-megapixel one does.
+    reach = REACH * ied
+    x0, y0 = max(0, int(mid[0] - reach)), max(0, int(mid[1] - reach))
+    x1, y1 = min(rgb.shape[1], int(math.ceil(mid[0] + reach))), min(rgb.shape[0], int(math.ceil(mid[1] + reach)))
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        raise ValueError("the face is outside the photo")
+    rgb = rgb[y0:y1, x0:x1]
+    points = points - np.array([x0, y0], dtype=np.float64)
+    mid = mid - np.array([x0, y0], dtype=np.float64)
     matrix = np.array([[cos, -sin, 0.0], [sin, cos, 0.0]])
     matrix[:, 2] = np.array(EYES_AT) - matrix[:, :2] @ mid
     interpolation = cv2.INTER_AREA if scale < 1.0 else cv2.INTER_LINEAR
@@ -121,7 +133,7 @@ def align(rgb: np.ndarray, landmarks: np.ndarray) -> tuple[np.ndarray, np.ndarra
     else:
         aligned = cv2.warpAffine(rgb, matrix, size, flags=interpolation, borderMode=cv2.BORDER_REPLICATE)
         valid = cv2.warpAffine(np.full(rgb.shape[:2], 255, np.uint8), matrix, size, flags=cv2.INTER_NEAREST, borderValue=0)
-    moved = points @ matrix[:, :2].T + matrix[:, 2]
+    moved = points @ matrix[:, :2].T + matrix[:, 2]  # `points` are in the crop's px, as `matrix` expects
     return aligned, valid > 0, moved
 
 
@@ -164,26 +176,27 @@ def blockiness(grey: np.ndarray) -> float:
     """JPEG blockiness: mean absolute step across the 8x8 grid lines divided by the mean step between
     the other neighbours (rows and columns). 1.0 for an uncompressed photo; heavy JPEG compression
     makes its block edges into steps. `grey` must start on the file's own 8-pixel grid."""
+    if grey.shape[0] <= BLOCK or grey.shape[1] <= BLOCK:
+        return 1.0  # no grid line inside: nothing to compare
     grey = grey.astype(np.float32)
     steps_x = np.abs(np.diff(grey, axis=1))  # step between column c and c+1 sits at index c
     steps_y = np.abs(np.diff(grey, axis=0))
     on_x = (np.arange(steps_x.shape[1]) % BLOCK) == BLOCK - 1
     on_y = (np.arange(steps_y.shape[0]) % BLOCK) == BLOCK - 1
-    if not on_x.any() or not on_y.any():
-        return 1.0
     on = np.concatenate([steps_x[:, on_x].ravel(), steps_y[on_y, :].ravel()])
     off = np.concatenate([steps_x[:, ~on_x].ravel(), steps_y[~on_y, :].ravel()])
     return float((on.mean() + 0.5) / (off.mean() + 0.5))  # +0.5: a flat patch reads 1, not 0/0
 
 
-def grid_crop(y: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray:
-    """The face box of the full-resolution luminance, widened to the 8x8 grid that JPEG used."""
-    height, width = y.shape
-    x0 = max(0, int(box[0]) // BLOCK * BLOCK)
-    y0 = max(0, int(box[1]) // BLOCK * BLOCK)
-    x1 = min(width, int(math.ceil(box[2])))
-    y1 = min(height, int(math.ceil(box[3])))
-    return y[y0:y1, x0:x1]
+def grid_crop(rgb: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray:
+    """The luminance of the face box at full resolution, its top-left corner moved onto the 8x8 grid
+    that JPEG used."""
+    height, width = rgb.shape[:2]
+    x0 = min(width, max(0, int(box[0]) // BLOCK * BLOCK))
+    y0 = min(height, max(0, int(box[1]) // BLOCK * BLOCK))
+    x1 = min(width, max(0, int(math.ceil(box[2]))))
+    y1 = min(height, max(0, int(math.ceil(box[3]))))
+    return luminance(rgb[y0:y1, x0:x1])
 
 
 NOT_MEASURED = {
@@ -280,7 +293,7 @@ def assess(rgb: np.ndarray, *, box: tuple[float, float, float, float], landmarks
         Component(
             "compression",
             "Compression artefacts",
-            blockiness(grid_crop(luminance(rgb), box)),
+            blockiness(grid_crop(rgb, box)),
             None,
             MAX_BLOCKINESS,
             "steps across JPEG's 8x8 block edges over steps elsewhere, on the face at full resolution (OFIQ's "
