@@ -126,6 +126,33 @@ def test_each_degradation_fails_exactly_its_component(portraits: list[tuple[str,
             assert failed == [component], (label, degradation, failed)
 
 
+def test_codec_noise_does_not_read_as_sharpness(portraits: list[tuple[str, np.ndarray, Face]]) -> None:
+    """A blurred photo saved as a phone would (HEIC, JPEG 85) stays blurred; a sharp one stays sharp."""
+    import pillow_heif
+
+    def through(rgb: np.ndarray, writer: str) -> np.ndarray:
+        buffer = io.BytesIO()
+        if writer == "HEIF":
+            pillow_heif.from_pillow(Image.fromarray(rgb)).save(buffer, quality=90)
+            return np.asarray(pillow_heif.open_heif(io.BytesIO(buffer.getvalue())).to_pillow().convert("RGB"))
+        Image.fromarray(rgb).save(buffer, writer, quality=85)
+        return np.asarray(Image.open(buffer).convert("RGB"))
+
+    for label, whole, found in portraits:
+        # only the face's surroundings go through the encoders (x265 is slow on a whole group photo)
+        x0, y0 = (max(0, int(v - 1.5 * found.width)) // 8 * 8 for v in found.box[:2])
+        x1, y1 = (int(v + 1.5 * found.width) for v in found.box[2:])
+        rgb = np.ascontiguousarray(whole[y0:y1, x0:x1])
+        offset = np.array([x0, y0], np.float32)
+        face = Face(box=(found.box[0] - x0, found.box[1] - y0, found.box[2] - x0, found.box[3] - y0), score=found.score,
+                    landmarks=found.landmarks - offset)
+        for writer in ("HEIF", "JPEG"):
+            sharp = values(quality.assess(through(rgb, writer), box=face.box, landmarks=face.landmarks))["sharpness"]
+            soft = values(quality.assess(through(blur(rgb, face), writer), box=face.box, landmarks=face.landmarks))["sharpness"]
+            print(f"{label} {writer}: sharp {sharp['value']:.3f}, blurred {soft['value']:.3f}")
+            assert sharp["passed"] is True and soft["passed"] is False and soft["value"] < 0.5, (label, writer)
+
+
 def test_report_shape(astronaut: np.ndarray, portraits: list[tuple[str, np.ndarray, Face]]) -> None:
     _, rgb, face = portraits[0]
     report = quality.assess(rgb, box=face.box, landmarks=face.landmarks)
