@@ -22,6 +22,12 @@ compression hides it). OFIQ maps each raw value to 0-100 with fitted sigmoids; w
 and a pass/fail threshold calibrated on real portraits (scikit-image's astronaut, insightface's
 t1.jpg) and degraded copies of them (see tests/test_quality.py). Quality is advice: it never
 refuses a photo.
+
+Eyes open and mouth closed need dense landmarks and are reported as not checked. mediapipe was
+weighed for them and declined: its current wheels (1.2.3: 43 MB download, 128 MB installed; 0.10.35)
+ship no face-mesh weights (the Tasks API downloads a .task file), and 0.10.21, the last wheel with
+the 468-point model inside, pins numpy<2 and protobuf<5 and fails under ours with --no-deps (its
+solutions import matplotlib, and its graph options break on protobuf 7).
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ import numpy as np
 ALIGNED_IED = 64  # px between the eye centres in the aligned face
 ALIGNED_SIZE = (192, 224)  # (width, height) of the aligned face, in px
 EYES_AT = (96.0, 80.0)  # where the eye midpoint lands in the aligned face
-# the farthest aligned-window corner from the eye midpoint, in IEDs (plus a pixel of margin)
+# the farthest aligned-window corner from the eye midpoint, in IEDs (plus a small margin)
 REACH = math.hypot(max(EYES_AT[0], ALIGNED_SIZE[0] - EYES_AT[0]), max(EYES_AT[1], ALIGNED_SIZE[1] - EYES_AT[1])) / ALIGNED_IED + 0.05
 
 # Thresholds; each reason says where the number comes from.
