@@ -1,8 +1,14 @@
 """Decoding and encoding: the only module that turns bytes into pixels and back.
 
-`decode` accepts JPEG, PNG and WebP, checks the pixel count from the header before any pixel is
-decoded (decompression bombs), applies the EXIF orientation, converts embedded colour profiles to
-sRGB and returns an RGB uint8 array. `encode` writes PNG, JPEG or WebP with an optional dpi.
+`decode` accepts JPEG, PNG, WebP, HEIC/HEIF (a phone's default), AVIF, TIFF, BMP and PPM/PGM/PBM,
+checks the pixel count from the header before any pixel is decoded (decompression bombs), keeps the
+first frame of a multi-frame file (TIFF pages, HEIF sequences: the primary image), applies the EXIF
+orientation, converts embedded colour profiles to sRGB and returns an RGB uint8 array. `encode`
+writes PNG, JPEG or WebP with an optional dpi.
+
+HEIC/HEIF comes from pillow-heif (libheif with libde265), registered here once as a Pillow opener;
+AVIF is read by Pillow itself (built with libavif). pillow-heif applies a HEIF's rotation (irot/imir
+and the EXIF orientation) while opening, so `exif_transpose` finds orientation 1 and does nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import logging
 from dataclasses import dataclass
 
 import numpy as np
+import pillow_heif
 from PIL import Image, ImageCms, ImageOps, UnidentifiedImageError
 
 from .errors import ApiError
@@ -22,8 +29,22 @@ log = logging.getLogger(__name__)
 # The pixel cap is ours (MAX_IMAGE_PIXELS, checked from the header in `decode`); Pillow's global one
 # would warn or raise at a different number, so it is switched off in favour of the single check.
 Image.MAX_IMAGE_PIXELS = None
+pillow_heif.register_heif_opener()
 
-ACCEPTED_FORMATS = {"JPEG": "jpeg", "MPO": "jpeg", "PNG": "png", "WEBP": "webp"}
+# Pillow's format name -> ours. PPM covers PBM, PGM, PPM and PFM; MPO is a JPEG with extra frames.
+ACCEPTED_FORMATS = {
+    "JPEG": "jpeg",
+    "MPO": "jpeg",
+    "PNG": "png",
+    "WEBP": "webp",
+    "HEIF": "heif",
+    "AVIF": "avif",
+    "TIFF": "tiff",
+    "BMP": "bmp",
+    "DIB": "bmp",
+    "PPM": "ppm",
+}
+ACCEPTED_NAMES = "JPEG, PNG, WebP, HEIC/HEIF, AVIF, TIFF, BMP or PPM/PGM/PBM"
 OUTPUT_FORMATS = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
 FORMAT_ALIASES = {"jpg": "jpeg"}
 _SRGB = ImageCms.createProfile("sRGB")
@@ -35,7 +56,7 @@ class Decoded:
     """A decoded upload: `rgb` is (H, W, 3) uint8 RGB, upright, sRGB."""
 
     rgb: np.ndarray
-    source_format: str  # "jpeg", "png" or "webp"
+    source_format: str  # a value of ACCEPTED_FORMATS: "jpeg", "png", "webp", "heif", "avif", "tiff", "bmp", "ppm"
 
     @property
     def width(self) -> int:
@@ -47,7 +68,7 @@ class Decoded:
 
 
 def unsupported(detail: str) -> ApiError:
-    return ApiError(415, "unsupported_media_type", f"{detail} Send a JPEG, PNG or WebP image.")
+    return ApiError(415, "unsupported_media_type", f"{detail} Send a {ACCEPTED_NAMES} image.")
 
 
 def decode(data: bytes, *, max_pixels: int) -> Decoded:
@@ -76,6 +97,8 @@ def decode(data: bytes, *, max_pixels: int) -> Decoded:
             f"The image is {width}x{height} pixels; the limit is {max_pixels:,} pixels.",
         )
     try:
+        # Only the frame Pillow opens on is decoded: a TIFF's first page, an MPO's first JPEG, a
+        # HEIF's primary image (the photo a phone shows; pillow-heif opens on it, whatever its index).
         image.load()
     except (OSError, ValueError, SyntaxError) as exc:
         raise ApiError(400, "invalid_image", f"The image data is truncated or corrupt ({type(exc).__name__}).") from None

@@ -192,6 +192,13 @@ def test_desktop_id_photo_download_and_face_count_error(server: Server, browser:
         expect(page.locator("#verdict")).to_contain_text("Meets the Chinese 1-inch photo rules")
         assert page.locator("#checks li").count() >= 6
         expect(page.locator("#checks")).to_contain_text("Head size")
+        # Capture quality: advice on the upload, below the checklist, every component with its value.
+        expect(page.locator("#quality")).to_be_visible()
+        assert page.locator("#quality li").count() == 8
+        expect(page.locator("#quality li[data-quality=sharpness]")).to_contain_text("Sharpness")
+        expect(page.locator("#quality li[data-quality=eyes_open_mouth_closed]")).to_contain_text(
+            "We cannot check that your eyes are open and your mouth is closed: make sure they are"
+        )
         expect(page.locator("#result-meta")).to_contain_text("made in")
 
         name, body = download(page, "#download-photo")

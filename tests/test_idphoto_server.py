@@ -111,9 +111,38 @@ def test_json_answer_has_face_and_compliance_report(server: Server, astronaut_jp
     assert {"pixel_size", "dpi", "face_count", "head_height_ratio", "eye_line_ratio", "horizontal_offset",
             "roll_degrees", "background_uniformity"} <= set(names)
     assert body["compliance"]["compliant"] is True, body["compliance"]
-    assert {"detect", "align", "segment", "composite", "encode"} <= set(body["timings"])
+    assert {"detect", "align", "quality", "segment", "composite", "encode"} <= set(body["timings"])
+    quality = {item["name"]: item for item in body["quality"]}
+    assert list(quality)[-1] == "eyes_open_mouth_closed" and quality["eyes_open_mouth_closed"]["passed"] is None
+    assert all(item["passed"] is True for name, item in quality.items() if name != "eyes_open_mouth_closed"), quality
     image = np.asarray(Image.open(io.BytesIO(base64.b64decode(body["image"]))).convert("RGB")).astype(int)
     assert image[2, 300].sum() > image[-2, 2].sum(), "the gradient is lighter at the top"
+
+
+def test_a_blurred_heic_is_made_and_its_quality_says_so(server: Server, astronaut: np.ndarray) -> None:
+    """HEIC from a phone, out of focus: the photo is still made, and the capture quality says why it is soft
+    (quality is advice: it is not one of the compliance checks and never refuses the photo)."""
+    import cv2
+    import pillow_heif
+
+    blurred = cv2.GaussianBlur(astronaut, (0, 0), 4.5)
+    heif = pillow_heif.from_pillow(Image.fromarray(blurred))
+    buffer = io.BytesIO()
+    heif.save(buffer, quality=90)
+    response = server.post(
+        "/api/v1/idphoto",
+        files={"image": ("IMG_0001.HEIC", buffer.getvalue(), "image/heic")},
+        data={"spec": "us-passport"},
+        headers={"Accept": "application/json"},
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    quality = {item["name"]: item for item in body["quality"]}
+    assert quality["sharpness"]["passed"] is False and "blurred" in quality["sharpness"]["advice"]
+    assert quality["luminance"]["passed"] is True
+    checks = body["compliance"]["checks"]
+    assert not {item["name"] for item in body["quality"]} & {check["name"] for check in checks}
+    assert body["compliance"]["compliant"] == all(check["pass"] for check in checks)
 
 
 def test_several_faces_get_422_with_the_count_and_largest_succeeds(server: Server) -> None:

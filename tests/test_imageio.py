@@ -9,7 +9,8 @@ import pytest
 from PIL import Image
 
 from app.errors import ApiError
-from app.imageio import decode, encode
+import app.imageio
+from app.imageio import ACCEPTED_NAMES, decode, encode
 from tests.conftest import jpeg_bytes, png_bytes
 
 MAX = 10_000_000
@@ -76,8 +77,9 @@ def test_transparency_is_flattened_on_white() -> None:
         (lambda: b"", (400, "empty_image")),
         (lambda: b"plain text, named photo.jpg", (415, "unsupported_media_type")),
         (lambda: save(Image.new("RGB", (8, 8)), "GIF"), (415, "unsupported_media_type")),
-        (lambda: save(Image.new("RGB", (8, 8)), "TIFF"), (415, "unsupported_media_type")),
-        (lambda: save(Image.new("RGB", (8, 8)), "BMP"), (415, "unsupported_media_type")),
+        (lambda: save(Image.new("RGB", (8, 8)), "PCX"), (415, "unsupported_media_type")),
+        (lambda: b"P6\n30000 30000\n255\n" + bytes(64), (413, "image_too_large")),
+        (lambda: b"BM" + bytes(64), (400, "invalid_image")),
         (lambda: png_bytes(Image.new("1", (20000, 20000))), (413, "image_too_large")),
         (lambda: jpeg_bytes(np.zeros((64, 64, 3), np.uint8))[:200], (400, "invalid_image")),
         (lambda: png_bytes(np.zeros((64, 64, 3), np.uint8))[:60], (400, "invalid_image")),
@@ -96,3 +98,120 @@ def test_encode_writes_dpi_and_flattens_jpeg(astronaut: np.ndarray) -> None:
     assert np.asarray(jpeg).min() > 245  # fully transparent -> white
     webp = Image.open(io.BytesIO(encode(rgba, "webp")))
     assert webp.format == "WEBP" and webp.mode == "RGBA"
+
+
+# ---------- the formats people have: HEIC/HEIF, AVIF, TIFF, BMP, PPM/PGM/PBM ----------
+
+NEW_FORMATS = [
+    # (Pillow writer, options, our name, lossless?)
+    ("HEIF", {"quality": 90}, "heif", False),
+    ("AVIF", {"quality": 90}, "avif", False),
+    ("TIFF", {"compression": "tiff_deflate"}, "tiff", True),
+    ("TIFF", {}, "tiff", True),
+    ("BMP", {}, "bmp", True),
+    ("PPM", {}, "ppm", True),
+]
+
+
+@pytest.mark.parametrize(("writer", "options", "name", "lossless"), NEW_FORMATS, ids=[f"{w}-{len(o)}" for w, o, _, _ in NEW_FORMATS])
+def test_new_formats_round_trip(astronaut: np.ndarray, writer: str, options: dict[str, object], name: str, lossless: bool) -> None:
+    decoded = decode(save(Image.fromarray(astronaut), writer, **options), max_pixels=MAX)
+    assert decoded.source_format == name and decoded.rgb.shape == (512, 512, 3) and decoded.rgb.dtype == np.uint8
+    if lossless:
+        assert np.array_equal(decoded.rgb, astronaut)
+    else:  # HEVC / AV1 at quality 90, 4:2:0: close, not equal
+        assert np.abs(decoded.rgb.astype(int) - astronaut).mean() < 6
+
+
+def test_pgm_and_pbm() -> None:
+    ramp = np.tile(np.arange(0, 256, 16, dtype=np.uint8), (4, 1))
+    grey = decode(save(Image.fromarray(ramp), "PPM"), max_pixels=MAX)  # mode L is written as P5 (PGM)
+    assert grey.source_format == "ppm" and grey.rgb[0, :, 0].tolist() == ramp[0].tolist()
+    ascii_pbm = b"P1\n4 2\n1 0 1 0\n0 0 0 0\n"  # 1 is black
+    bits = decode(ascii_pbm, max_pixels=MAX).rgb
+    assert bits[0, 0].tolist() == [0, 0, 0] and bits[1, 0].tolist() == [255, 255, 255]
+    sixteen = b"P5\n2 1\n65535\n" + np.array([65535, 32768], ">u2").tobytes()  # 16-bit PGM
+    assert decode(sixteen, max_pixels=MAX).rgb[0, :, 0].tolist() == [255, 128]
+
+
+@pytest.mark.parametrize(("writer", "options", "name", "lossless"), NEW_FORMATS, ids=[f"{w}-{len(o)}" for w, o, _, _ in NEW_FORMATS])
+def test_new_formats_too_large_before_decoding(
+    astronaut: np.ndarray, monkeypatch: pytest.MonkeyPatch, writer: str, options: dict[str, object], name: str, lossless: bool
+) -> None:
+    """The pixel cap is read from the header: with every decoder made to fail, the answer is still 413."""
+    data = save(Image.fromarray(astronaut[:100, :120]), writer, **options)
+    opened = []
+    real_open = Image.open
+
+    def open_without_decoding(*args: object, **kwargs: object) -> Image.Image:
+        image = real_open(*args, **kwargs)  # type: ignore[arg-type]
+
+        def no_decoding(*_: object) -> None:
+            raise AssertionError("pixels were decoded before the size check")
+
+        image.load = no_decoding  # type: ignore[method-assign]
+        opened.append(image)
+        return image
+
+    monkeypatch.setattr(app.imageio.Image, "open", open_without_decoding)
+    with pytest.raises(ApiError) as info:
+        decode(data, max_pixels=120 * 100 - 1)
+    assert (info.value.status, info.value.code) == (413, "image_too_large") and "120x100" in info.value.message
+    assert opened and opened[0].format.lower() == name
+    with pytest.raises(AssertionError, match="decoded"):  # and at the cap itself it goes on to decode
+        decode(data, max_pixels=120 * 100)
+
+
+def test_415_lists_the_accepted_formats() -> None:
+    with pytest.raises(ApiError) as info:
+        decode(save(Image.new("RGB", (8, 8)), "GIF"), max_pixels=MAX)
+    assert info.value.status == 415 and ACCEPTED_NAMES in info.value.message
+    assert all(name in ACCEPTED_NAMES for name in ("JPEG", "PNG", "WebP", "HEIC", "AVIF", "TIFF", "BMP", "PPM"))
+
+
+def test_multi_frame_tiff_keeps_the_first_page(astronaut: np.ndarray) -> None:
+    pages = [Image.fromarray(astronaut), Image.fromarray(255 - astronaut), Image.fromarray(astronaut[::-1].copy())]
+    data = save(pages[0], "TIFF", save_all=True, append_images=pages[1:])
+    assert Image.open(io.BytesIO(data)).n_frames == 3
+    assert np.array_equal(decode(data, max_pixels=MAX).rgb, astronaut)
+
+
+def test_heic_keeps_the_primary_image(astronaut: np.ndarray) -> None:
+    import pillow_heif
+
+    heif = pillow_heif.HeifFile()
+    heif.add_from_pillow(Image.fromarray(255 - astronaut))
+    heif.add_from_pillow(Image.fromarray(astronaut))
+    buffer = io.BytesIO()
+    heif.save(buffer, quality=90, primary_index=1)  # the second image is the one a phone shows
+    assert Image.open(io.BytesIO(buffer.getvalue())).n_frames == 2
+    rgb = decode(buffer.getvalue(), max_pixels=MAX).rgb
+    assert np.abs(rgb.astype(int) - astronaut).mean() < 6
+
+
+def test_exif_orientation_in_heic_and_avif(astronaut: np.ndarray) -> None:
+    tall = Image.fromarray(astronaut[:, :300])  # 300 wide, 512 high
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90 degrees clockwise to display
+    for writer in ("HEIF", "AVIF"):
+        decoded = decode(save(tall, writer, quality=90, exif=exif.tobytes()), max_pixels=MAX)
+        assert decoded.rgb.shape == (300, 512, 3), writer
+        # rotated clockwise: the stored top-left corner is now the top-right one
+        assert np.abs(decoded.rgb[:40, -40:].astype(int) - astronaut[:40, :40][::-1].transpose(1, 0, 2)).mean() < 12, writer
+
+
+def test_sixteen_bit_and_cmyk_tiff(astronaut: np.ndarray) -> None:
+    import tifffile
+
+    grey16 = (np.asarray(Image.fromarray(astronaut).convert("L"), np.uint16) * 257).astype(np.uint16)
+    buffer = io.BytesIO()
+    tifffile.imwrite(buffer, grey16)
+    rgb = decode(buffer.getvalue(), max_pixels=MAX).rgb
+    assert np.array_equal(rgb[:, :, 0], (grey16 / 257).round().astype(np.uint8))
+    buffer = io.BytesIO()
+    tifffile.imwrite(buffer, astronaut.astype(np.uint16) * 257, photometric="rgb")  # 16 bits per channel RGB
+    rgb = decode(buffer.getvalue(), max_pixels=MAX).rgb
+    assert rgb.shape == (512, 512, 3) and np.abs(rgb.astype(int) - astronaut).max() <= 1
+    cmyk = Image.new("CMYK", (8, 8), (0, 255, 255, 0))  # red
+    red = decode(save(cmyk, "TIFF"), max_pixels=MAX).rgb[4, 4]
+    assert red[0] > 200 and red[1] < 60 and red[2] < 60

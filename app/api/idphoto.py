@@ -155,6 +155,7 @@ def idphoto() -> Response:
             "jpeg_quality": photo.jpeg_quality,
             "face": {**photo.face.to_dict(), "roll_degrees": round(photo.roll_degrees, 2), "faces_found": photo.faces_found},
             "compliance": photo.report(),
+            "quality": photo.quality,
         },
     )
 
@@ -187,6 +188,7 @@ def idphoto_sheet() -> Response:
         "sheet_px": list(layout.sheet_px),
         "dpi": sheet_dpi,
         "compliance": photo.report(),
+        "quality": photo.quality,
         "photo": base64.b64encode(photo.data).decode("ascii") if forms.wants_json("image/jpeg") else None,
     }
     return forms.image_response(body, fmt, timings=timings, filename=name, extra=extra)

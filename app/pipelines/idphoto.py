@@ -7,7 +7,7 @@ Shared by the HTTP endpoint and the command line (`python -m app idphoto`). The 
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -16,7 +16,7 @@ from pymatting import estimate_foreground_ml
 
 from ..errors import NoFace, PhotoRejected
 from ..imageio import encode
-from ..imaging import compliance
+from ..imaging import compliance, quality
 from ..imaging.compose import flatten
 from ..imaging.sheet import Paper, SheetLayout, plan_sheet, render_sheet
 from ..models.faces import Face
@@ -72,6 +72,8 @@ class IdPhoto:
     placement: Placement
     checks: list[compliance.Check]
     jpeg_quality: int | None
+    # capture quality of the input face (app.imaging.quality): advice only, never part of `compliant`
+    quality: list[dict[str, object]] = field(default_factory=list)
 
     @property
     def compliant(self) -> bool:
@@ -184,6 +186,8 @@ def make_id_photo(
         face = refine(detector, rgb, face)
         roll = roll_degrees(face.landmarks)
         pivot = eye_midpoint(face.landmarks)
+    with timings.stage("quality"):
+        capture = quality.assess(rgb, box=face.box, landmarks=face.landmarks)
     with timings.stage("segment"):
         matte = segmenter.matte(rgb, max_side=max_side, alpha_matting=options.alpha_matting)
     with timings.stage("place"):
@@ -210,7 +214,7 @@ def make_id_photo(
         else:
             pixels = flatten(rgb_out, alpha_out, options.background)
     with timings.stage("encode"):
-        data, quality = encode_photo(pixels, options)
+        data, jpeg_quality = encode_photo(pixels, options)
     with timings.stage("check"):
         written = Image.open(io.BytesIO(data))
         seen = np.asarray(written.convert("RGB"))
@@ -235,7 +239,8 @@ def make_id_photo(
         roll_degrees=roll,
         placement=placement,
         checks=checks,
-        jpeg_quality=quality,
+        jpeg_quality=jpeg_quality,
+        quality=capture,
     )
 
 

@@ -10,7 +10,11 @@
   const data = JSON.parse($("page-data").textContent);
   const specs = new Map(data.specs.map((spec) => [spec.id, spec]));
   const maxUploadBytes = data.max_upload_mb * 1024 * 1024;
-  const ACCEPTED = ["image/jpeg", "image/png", "image/webp"];
+  const ACCEPTED = ["image/jpeg", "image/png", "image/webp", "image/heic", "image/heif", "image/avif", "image/tiff", "image/bmp",
+    "image/x-portable-pixmap", "image/x-portable-graymap", "image/x-portable-bitmap", "image/x-portable-anymap"];
+  // The server reads these; a browser may not show them (HEIC outside Safari, TIFF, PPM): no preview, still sent.
+  const SERVER_ONLY = /\.(heic|heif|avif|tiff?|bmp|ppm|pgm|pbm|pnm)$/i;
+  const FORMATS_TEXT = "JPEG, PNG, WebP, HEIC, AVIF, TIFF, BMP or PPM";
   const EXT = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "webp" };
   const FORMAT_NAMES = { "image/jpeg": "JPEG", "image/png": "PNG", "image/webp": "WebP" };
   const MAX_RETRIES = 3;
@@ -220,8 +224,8 @@
   function chooseFile(file) {
     hideError();
     if (!file) return;
-    if (!ACCEPTED.includes(file.type)) {
-      showError(`“${file.name}” is not a photo we can read. Choose a JPEG, PNG or WebP image${/heic|heif/i.test(file.type + file.name) ? " (on an iPhone: Settings › Camera › Formats › Most Compatible, or share the photo as JPEG)" : ""}.`);
+    if (!ACCEPTED.includes(file.type) && !SERVER_ONLY.test(file.name)) {
+      showError(`“${file.name}” is not a photo we can read. Choose a ${FORMATS_TEXT} image.`);
       return;
     }
     if (file.size > maxUploadBytes) {
@@ -255,6 +259,11 @@
     }).catch(() => {
       ui.originalImg.hidden = true;
       ui.originalPlaceholder.hidden = false;
+      if (SERVER_ONLY.test(file.name) || /heic|heif|tiff|portable/.test(file.type)) {
+        ui.dropPreview.hidden = true;
+        say("This browser cannot preview this format, but the server reads it: go ahead.");
+        return;
+      }
       say("");
       showError("This browser cannot show that file; it may be damaged. Choose another photo.");
       state.file = null;
@@ -373,6 +382,78 @@
     }
   }
 
+  // ---------- capture quality (advice on the uploaded photo; never part of the verdict) ----------
+  const QUALITY_VALUE = {
+    sharpness: (v) => v.toFixed(2),
+    under_exposure: (v) => `${pct(v, 1)} too dark`,
+    over_exposure: (v) => `${pct(v, 1)} washed out`,
+    luminance: (v) => pct(v),
+    dynamic_range: (v) => `${v.toFixed(1)} bits`,
+    illumination_uniformity: (v) => `darker side at ${pct(v)}`,
+    compression: (v) => `blockiness ${v.toFixed(2)}`,
+  };
+
+  function qualityLimit(item) {
+    const t = item.threshold || {};
+    const show = QUALITY_VALUE[item.name] || ((v) => String(v));
+    const strip = (text) => text.replace(/ (too dark|washed out|bits)$/, "").replace(/^(darker side at|blockiness) /, "");
+    if (t.min != null && t.max != null) return `allowed ${strip(show(t.min))}–${strip(show(t.max))}`;
+    if (t.min != null) return `at least ${strip(show(t.min))}`;
+    if (t.max != null) return `at most ${strip(show(t.max))}`;
+    return "";
+  }
+
+  function renderQuality(items) {
+    let section = $("quality");
+    if (!section) {
+      section = document.createElement("section");
+      section.id = "quality";
+      section.setAttribute("aria-labelledby", "quality-heading");
+      const heading = document.createElement("h3");
+      heading.id = "quality-heading";
+      heading.textContent = "Capture quality of your photo";
+      const note = document.createElement("p");
+      note.className = "quality-note";
+      note.textContent = "Advice from the photo you sent (ISO/IEC 29794-5 measures); it does not change the checks above.";
+      const list = document.createElement("ul");
+      list.className = "checklist quality";
+      section.append(heading, note, list);
+      ui.checks.after(section);
+    }
+    const list = section.querySelector("ul");
+    list.replaceChildren();
+    section.hidden = !items || !items.length;
+    for (const item of items || []) {
+      const verdict = item.passed === true ? "pass" : item.passed === false ? "fail" : "unknown";
+      const li = document.createElement("li");
+      li.className = verdict;
+      li.dataset.quality = item.name;
+      const mark = document.createElement("span");
+      mark.className = "mark";
+      mark.setAttribute("aria-hidden", "true");
+      mark.textContent = { pass: "✓", fail: "!", unknown: "?" }[verdict];
+      const body = document.createElement("span");
+      const hidden = document.createElement("span");
+      hidden.className = "visually-hidden";
+      hidden.textContent = { pass: "Good: ", fail: "Could be better: ", unknown: "Not checked: " }[verdict];
+      const strong = document.createElement("strong");
+      strong.textContent = item.label || item.name.replace(/_/g, " ");
+      const small = document.createElement("span");
+      small.className = "detail";
+      if (item.value == null) {
+        small.textContent = item.advice;
+      } else {
+        const show = QUALITY_VALUE[item.name] || ((v) => String(v));
+        const measured = `${show(item.value)}; ${qualityLimit(item)}`;
+        small.textContent = item.passed ? measured : `${measured}. ${item.advice}`;
+      }
+      small.title = (item.threshold && item.threshold.reason) || "";
+      body.append(hidden, strong, small);
+      li.append(mark, body);
+      list.append(li);
+    }
+  }
+
   function renderTimings(timings, roundTrip) {
     ui.timings.replaceChildren();
     const rows = Object.entries(timings || {});
@@ -429,6 +510,7 @@
       ui.verdict.className = `verdict ${good ? "good" : "bad"}`;
       ui.verdict.hidden = false;
       renderChecks(body.compliance);
+      renderQuality(body.quality);
       renderTimings(body.timings, roundTrip);
       ui.report.hidden = false;
     }
@@ -488,7 +570,7 @@
       case "image_too_large":
         return { text: "This photo has too many pixels for the server. Choose a smaller copy of it (for example, one sent by a messaging app)." };
       case "unsupported_media_type":
-        return { text: "This file isn't a photo we can read. Choose a JPEG, PNG or WebP image." };
+        return { text: `This file isn't a photo we can read. Choose a ${FORMATS_TEXT} image.` };
       case "invalid_image":
       case "empty_image":
         return { text: "This photo looks damaged or empty. Choose another one." };
