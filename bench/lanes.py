@@ -1,0 +1,153 @@
+"""Lanes side by side with `rembg s` in one run (issue 15): a lone request, two clients, memory.
+
+    .venv/bin/python -m bench.lanes                 # ~10 min on 2 cores; prints the table, writes
+                                                    # bench/results/lanes.json and its section of docs/BENCHMARKS.md
+    .venv/bin/python -m bench.lanes --quick         # fewer requests; writes under $BENCH_WORK only
+
+Three servers, each started as a user starts it, fresh, on the same u2net file and photos
+(bench/common.py): `rembg s --no-ui` (one process, onnxruntime's default threads), pilotlight with 2
+workers and its default LONE_REQUEST_THREADS (every usable core), and pilotlight with
+LONE_REQUEST_THREADS=1 (one thread per inference: the behaviour before lanes). For each: time to
+ready, the first request and the steady median of a lone client (cut-out, and for pilotlight an ID
+photo too), throughput with 2 clients, summed PSS after the traffic and each worker's private
+memory. Ratios are taken within this one run, because machines differ (FACTS.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from pathlib import Path
+
+from . import peer
+from .common import DOCS, MODEL, RESULTS, ROOT, WORK, cutout_photo, portrait_photo, say, write_json
+from .servers import Call, Launched, closed_loop, must, sequential
+
+MARK_BEGIN = "<!-- bench.lanes: begin -->"
+MARK_END = "<!-- bench.lanes: end -->"
+
+
+def pilotlight(name: str, log_dir: Path, **env: str) -> Launched:
+    settings = {"PILOTLIGHT_NO_SETUP": "1", "WORKERS": "2", "MODELS": f"{MODEL},centerface", "SEGMENTATION_MODEL": MODEL,
+                "ORT_PROVIDERS": "cpu", "LOG_LEVEL": "info", **env}
+    return Launched(name, [str(ROOT / "start.sh")], settings, log_dir / f"{name}.log")
+
+
+def measure(server: Launched, cut: Call, idphoto: Call | None, *, steady: int, loop: int) -> dict:
+    with server:
+        times = server.wait_started(ready_path="/readyz" if server.kind == "pilotlight" else None)
+        first = must(cut.send(server.url), f"{server.name} first")
+        lone = sequential(server, cut, steady)
+        result: dict = {**times, "first_s": first.seconds, "steady_s": _median([r.seconds for r in lone])}
+        result["cold_penalty"] = result["first_s"] / result["steady_s"]
+        if idphoto is not None:
+            first_id = must(idphoto.send(server.url), f"{server.name} first ID photo")
+            lone_id = sequential(server, idphoto, steady)
+            result.update(idphoto_first_s=first_id.seconds, idphoto_steady_s=_median([r.seconds for r in lone_id]))
+            result["idphoto_cold_penalty"] = result["idphoto_first_s"] / result["idphoto_steady_s"]
+        result["two_clients"] = closed_loop(server, cut, clients=2, total=loop, max_seconds=600)
+        time.sleep(0.5)
+        after_burst = must(cut.send(server.url), f"{server.name} lone after the burst")
+        result["lone_after_burst_s"] = after_burst.seconds
+        result["memory"] = server.memory()
+        if server.kind == "pilotlight":
+            result["lanes"] = _lanes(server.url)
+        result["shutdown_s"] = server.stop()
+    return result
+
+
+def _lanes(url: str) -> dict[str, float]:
+    import requests
+
+    text = requests.get(url + "/metrics", timeout=10).text
+    return {lane: float(value) for lane, value in re.findall(r'pilotlight_inference_lane_total\{lane="(\w+)"\} (\S+)', text)}
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def table(results: dict[str, dict]) -> str:
+    peer_ = results["rembg s"]
+    rows = [
+        ("ready (s)", "ready_s", "{:.2f}"),
+        ("first cut-out after ready (s)", "first_s", "{:.3f}"),
+        ("lone cut-out, steady median (s)", "steady_s", "{:.3f}"),
+        ("cold penalty (first / steady)", "cold_penalty", "{:.2f}"),
+        ("lone ID photo, steady median (s)", "idphoto_steady_s", "{:.3f}"),
+        ("ID photo cold penalty", "idphoto_cold_penalty", "{:.2f}"),
+        ("lone cut-out right after a 2-client burst (s)", "lone_after_burst_s", "{:.3f}"),
+    ]
+    names = list(results)
+    lines = ["| | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for label, key, fmt in rows:
+        lines.append(f"| {label} | " + " | ".join(fmt.format(r[key]) if key in r else "-" for r in results.values()) + " |")
+    lines.append("| 2 clients, throughput (req/s) | " + " | ".join(
+        f"{r['two_clients']['throughput_rps']:.2f}" for r in results.values()) + " |")
+    lines.append("| summed PSS after traffic (MiB) | " + " | ".join(
+        f"{r['memory']['tree_pss_mib']:,.0f}" for r in results.values()) + " |")
+    lines.append("| private memory per worker (MiB) | " + " | ".join(
+        f"{r['memory'].get('worker_private_mib', float('nan')):,.0f}" if "worker_private_mib" in r["memory"] else "-"
+        for r in results.values()) + " |")
+    lines.append("| inferences by lane (wide / narrow) | " + " | ".join(
+        f"{r['lanes'].get('wide', 0):.0f} / {r['lanes'].get('narrow', 0):.0f}" if "lanes" in r else "-" for r in results.values()) + " |")
+    ours, before = results["pilotlight"], results["pilotlight, LONE_REQUEST_THREADS=1"]
+    ratios = [
+        f"- lone cut-out, pilotlight / rembg s: **{ours['steady_s'] / peer_['steady_s']:.2f}x** "
+        f"(with LONE_REQUEST_THREADS=1: {before['steady_s'] / peer_['steady_s']:.2f}x; target at most 0.95x)",
+        f"- 2 clients, pilotlight / rembg s: **{ours['two_clients']['throughput_rps'] / peer_['two_clients']['throughput_rps']:.2f}x** "
+        "(target at least 1.3x)",
+        f"- ready, pilotlight - LONE_REQUEST_THREADS=1: {ours['ready_s'] - before['ready_s']:+.2f} s (target at most +0.3 s)",
+        f"- private memory per worker, pilotlight - LONE_REQUEST_THREADS=1: "
+        f"{ours['memory'].get('worker_private_mib', 0) - before['memory'].get('worker_private_mib', 0):+.0f} MiB "
+        "(the wide lane's weights are the shared pages of the pre-optimised data file)",
+    ]
+    return "\n".join(lines) + "\n\n" + "\n".join(ratios) + "\n"
+
+
+def write_docs(text: str, *, when: str) -> None:
+    path = DOCS / "BENCHMARKS.md"
+    body = path.read_text()
+    section = (f"{MARK_BEGIN}\n## Lanes: a lone request on every core (bench.lanes, {when})\n\n"
+               "Printed by `python -m bench.lanes`: the three servers started fresh one after the other in one run, "
+               "u2net, 2 workers for pilotlight, the photos of bench/common.py.\n\n" + text + MARK_END)
+    if MARK_BEGIN in body:
+        body = body[: body.index(MARK_BEGIN)] + section + body[body.index(MARK_END) + len(MARK_END):]
+    else:
+        body = body.rstrip("\n") + "\n\n" + section + "\n"
+    path.write_text(body)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer requests; results under $BENCH_WORK only")
+    args = parser.parse_args()
+    steady, loop = (4, 8) if args.quick else (15, 40)
+    log_dir = WORK / "lanes"
+    cut, portrait = cutout_photo(), portrait_photo()
+    ours_cut = Call("remove-background", "/api/v1/remove-background", "image", cut.jpeg)
+    ours_id = Call("idphoto", "/api/v1/idphoto", "image", portrait.jpeg, {"spec": "us-passport"})
+    rembg = peer.ensure_venv()
+    results: dict[str, dict] = {}
+    say("[lanes] rembg s")
+    results["rembg s"] = measure(Launched("rembg-s", peer.command(rembg), peer.env(), log_dir / "rembg.log", kind="rembg"),
+                                 peer.call(cut.jpeg), None, steady=steady, loop=loop)
+    say("[lanes] pilotlight")
+    results["pilotlight"] = measure(pilotlight("pilotlight", log_dir), ours_cut, ours_id, steady=steady, loop=loop)
+    say("[lanes] pilotlight, LONE_REQUEST_THREADS=1")
+    results["pilotlight, LONE_REQUEST_THREADS=1"] = measure(
+        pilotlight("pilotlight-narrow", log_dir, LONE_REQUEST_THREADS="1"), ours_cut, ours_id, steady=steady, loop=loop)
+    text = table(results)
+    print(text)  # noqa: T201
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    target = (log_dir if args.quick else RESULTS) / "lanes.json"
+    write_json(target, {"when": when, "quick": args.quick, "photo": cut.name, "results": results})
+    if not args.quick:
+        write_docs(text, when=when)
+
+
+if __name__ == "__main__":
+    main()
