@@ -33,7 +33,9 @@ from PIL import Image
 from app import create_app, get_runtime, warmup_photo
 from app.config import Settings
 
-DEFAULT_SPECS = ("us-passport", "icao", "uk-passport", "cn-passport", "ca-passport", "jp-passport", "cn-1inch", "cn-2inch")
+DEFAULT_SPECS = (
+    "us-passport", "icao", "uk-passport", "cn-passport", "ca-passport", "jp-passport", "cn-1inch", "cn-2inch",
+)
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
 
 
@@ -81,7 +83,16 @@ def corpus_files(directory: Path, limit: int | None) -> list[Path]:
     return files[:limit] if limit else files
 
 
-def run_pair(rgb: np.ndarray, spec_id: str, *, background: str, face: str, detector, segmenter, settings) -> dict:  # noqa: ANN001
+def run_pair(
+    rgb: np.ndarray,
+    spec_id: str,
+    *,
+    background: str,
+    face: str,
+    detector: object,
+    segmenter: object,
+    settings: Settings,
+) -> dict:
     """One portrait through one spec: the service's verdict and the inspector's."""
     from app.errors import ApiError
     from app.idphoto import IdPhotoOptions, make_id_photo
@@ -135,7 +146,8 @@ def table(title: str, rows: list[dict], failed_key: str, specs: list[str]) -> No
         codes = Counter(f"{r['code']}: {r['edge']}" if r.get("edge") else r["code"] for r in refused)
         share = f"{len(good)} ({100 * len(good) / len(mine):.0f} %)" if mine else "0"
         label = "**all**" if spec_id == "all" else spec_id
-        out(f"| {label} | {len(mine)} | {share} | {len(broken)} ({', '.join(f'{k} {v}' for k, v in rules.most_common())}) "
+        which = ", ".join(f"{k} {v}" for k, v in rules.most_common())
+        out(f"| {label} | {len(mine)} | {share} | {len(broken)} ({which}) "
             f"| {len(refused)} ({', '.join(f'{k} {v}' for k, v in codes.most_common())}) | {len(errors)} |")
         total[spec_id] = len(good)
     out()
@@ -229,8 +241,9 @@ def corpus_main(args: argparse.Namespace) -> None:
             rows.append(row)
             mark = row["status"] if row["status"] != "made" else (
                 "ok" if not row["service_failed"] else "broken:" + ",".join(row["service_failed"]))
-            judged = "" if row["status"] != "made" else (
-                " | inspector " + ("ok" if not row["inspector_failed"] else "broken:" + ",".join(row["inspector_failed"])))
+            failed = row.get("inspector_failed")
+            verdict = "broken:" + ",".join(failed) if failed else "ok"
+            judged = "" if row["status"] != "made" else f" | inspector {verdict}"
             extra = f" {row.get('code')}:{row.get('edge')}" if row["status"] == "refused" else ""
             out(f"  {path.stem:20} {spec_id:12} {mark}{extra}{judged}")
     out()

@@ -176,7 +176,8 @@ def eye_candidates(
             found.append((score, float(cx), float(cy)))
             continue
         ys, xs = np.mgrid[wy0:wy1, wx0:wx1]
-        found.append((score, float((xs * darkness).sum() / darkness.sum()), float((ys * darkness).sum() / darkness.sum())))
+        total = darkness.sum()
+        found.append((score, float((xs * darkness).sum() / total), float((ys * darkness).sum() / total)))
     return found
 
 
@@ -336,7 +337,9 @@ def _eyes_from_silhouette(
     return find_eyes(inside, cx=cx, y0=band[0], y1=band[1], face_width=head_width), head_width
 
 
-def _background_rule(rgb: np.ndarray, background: tuple[int, int, int], max_delta: float) -> dict[str, dict[str, object]]:
+def _background_rule(
+    rgb: np.ndarray, background: tuple[int, int, int], max_delta: float
+) -> dict[str, dict[str, object]]:
     """The two top corners (6% of each side) must be the requested colour (the bottom ones may
     hold shoulders)."""
     h, w = rgb.shape[:2]

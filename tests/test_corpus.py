@@ -21,6 +21,7 @@ from bench.inspector import detect_faces, grey, inspect_id_photo
 ASTRONAUT_EYES = ((203.5, 101.5), (246.5, 103.0))  # hand-measured iris centres, px
 ASTRONAUT_ROLL = math.degrees(math.atan2(1.5, 43.0))  # ~2.0: the eye on the image's right is lower
 ASTRONAUT_CHIN_Y = 185.0
+WHITE = (255, 255, 255)
 
 
 def test_the_inspector_shares_no_code_with_the_service() -> None:
@@ -48,7 +49,9 @@ def synthetic_head(tilt_deg: float, *, size: tuple[int, int] = (600, 750)) -> tu
     eye_radius = 0.03 * 2 * a
     for dx in (-0.4 * a, 0.4 * a):
         ex, ey = turned(dx, -0.25 * b)
-        draw.ellipse([(ex - eye_radius) * scale, (ey - eye_radius) * scale, (ex + eye_radius) * scale, (ey + eye_radius) * scale], fill=35)
+        box = [(ex - eye_radius) * scale, (ey - eye_radius) * scale,
+               (ex + eye_radius) * scale, (ey + eye_radius) * scale]
+        draw.ellipse(box, fill=35)
     small = canvas.resize(size, Image.LANCZOS).filter(ImageFilter.GaussianBlur(0.6))
     rgb = np.repeat(np.asarray(small)[..., None], 3, axis=2)
     crown = cy - math.sqrt((a * math.sin(theta)) ** 2 + (b * math.cos(theta)) ** 2)
@@ -58,7 +61,7 @@ def synthetic_head(tilt_deg: float, *, size: tuple[int, int] = (600, 750)) -> tu
 @pytest.mark.parametrize("tilt", [0.0, 3.0, -4.5, 7.0])
 def test_inspector_roll_and_crown_on_a_synthetic_head(tilt: float) -> None:
     rgb, roll, crown = synthetic_head(tilt)
-    verdict = inspect_id_photo(rgb, width_mm=40, height_mm=50, head_band=(0.5, 0.7), eye_band=None, background=(255, 255, 255))
+    verdict = inspect_id_photo(rgb, width_mm=40, height_mm=50, head_band=(0.5, 0.7), eye_band=None, background=WHITE)
     measured_roll = verdict["rules"]["roll_degrees"]["value"]
     assert abs(measured_roll - roll) <= 1.5, verdict
     assert abs(verdict["measures"]["crown_px"] - crown) <= 3, verdict
@@ -67,7 +70,7 @@ def test_inspector_roll_and_crown_on_a_synthetic_head(tilt: float) -> None:
 
 def test_inspector_px_per_mm_and_margins_come_from_the_output_size() -> None:
     rgb, _, crown = synthetic_head(0.0, size=(413, 531))  # 35 x 45 mm at 300 dpi
-    verdict = inspect_id_photo(rgb, width_mm=35, height_mm=45, head_band=(0.5, 0.7), eye_band=None, background=(255, 255, 255))
+    verdict = inspect_id_photo(rgb, width_mm=35, height_mm=45, head_band=(0.5, 0.7), eye_band=None, background=WHITE)
     assert verdict["measures"]["px_per_mm"] == pytest.approx(413 / 35, abs=1e-3)
     assert verdict["rules"]["crown_margin_mm"]["value"] == pytest.approx(crown / (531 / 45), abs=3 / (531 / 45))
 
@@ -166,7 +169,7 @@ def test_inspector_on_takeo_against_its_annotation(portraits: Path) -> None:
     points = np.array([[float(v) for v in line.split()] for line in text.splitlines()[3:71]])
     left, right = points[36:42].mean(axis=0), points[42:48].mean(axis=0)
     truth_roll = math.degrees(math.atan2(right[1] - left[1], right[0] - left[0]))
-    verdict = inspect_id_photo(rgb, width_mm=35, height_mm=45, head_band=(0.1, 0.9), eye_band=None, background=(255, 255, 255))
+    verdict = inspect_id_photo(rgb, width_mm=35, height_mm=45, head_band=(0.1, 0.9), eye_band=None, background=WHITE)
     measures = verdict["measures"]
     assert math.dist(measures["eye_left"], left) <= 3.5 and math.dist(measures["eye_right"], right) <= 3.5, measures
     assert abs(verdict["rules"]["roll_degrees"]["value"] - truth_roll) <= 1.5
