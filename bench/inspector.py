@@ -185,16 +185,19 @@ def find_eyes(
     luma: np.ndarray, *, cx: float, y0: int, y1: int, face_width: float
 ) -> tuple[tuple[float, float], tuple[float, float]] | None:
     """The two eyes ((x, y) left, (x, y) right) px of a face centred at column `cx`, searched in
-    rows y0:y1 and 0.04-0.42 face widths either side of the centre: the best pair of candidates,
-    strong and level (score sum x exp(-(dy / 0.08 w)^2)), 0.25-0.65 face widths apart."""
-    left = eye_candidates(luma, int(cx - 0.42 * face_width), int(cx - 0.04 * face_width), y0, y1, face_width)
-    right = eye_candidates(luma, int(cx + 0.04 * face_width), int(cx + 0.42 * face_width), y0, y1, face_width)
+    rows y0:y1 and 0.05-0.36 face widths either side of the centre: the best pair of candidates,
+    strong, level and about the centre (score sum x exp(-(dy / 0.08 w)^2 - (mid x - cx)^2 / (0.15 w)^2)),
+    0.25-0.65 face widths apart."""
+    left = eye_candidates(luma, int(cx - 0.36 * face_width), int(cx - 0.05 * face_width), y0, y1, face_width)
+    right = eye_candidates(luma, int(cx + 0.05 * face_width), int(cx + 0.36 * face_width), y0, y1, face_width)
     best, chosen = -math.inf, None
     for ls, lx, ly in left:
         for rs, rx, ry in right:
             if not 0.25 * face_width <= rx - lx <= 0.65 * face_width:
                 continue
-            value = (ls + rs) * math.exp(-(((ry - ly) / (0.08 * face_width)) ** 2))
+            # Level pairs, and pairs about the box's centre, are more likely (a turned face shifts it).
+            offset = (lx + rx) / 2.0 - cx
+            value = (ls + rs) * math.exp(-(((ry - ly) / (0.08 * face_width)) ** 2) - (offset / (0.15 * face_width)) ** 2)
             if value > best:
                 best, chosen = value, ((lx, ly), (rx, ry))
     return chosen
