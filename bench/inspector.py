@@ -197,7 +197,8 @@ def find_eyes(
                 continue
             # Level pairs, and pairs about the box's centre, are more likely (a turned face shifts it).
             offset = (lx + rx) / 2.0 - cx
-            value = (ls + rs) * math.exp(-(((ry - ly) / (0.08 * face_width)) ** 2) - (offset / (0.15 * face_width)) ** 2)
+            tilt = (ry - ly) / (0.08 * face_width)
+            value = (ls + rs) * math.exp(-(tilt**2) - (offset / (0.15 * face_width)) ** 2)
             if value > best:
                 best, chosen = value, ((lx, ly), (rx, ry))
     return chosen
