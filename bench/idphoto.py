@@ -172,6 +172,27 @@ def reinspect(saved: dict, folder: Path) -> None:
         row["inspector_failed"] = [name for name, rule in verdict["rules"].items() if not rule["pass"]]
 
 
+def by_portrait(rows: list[dict]) -> None:
+    """One line per portrait: what its specs gave, by the service's report and by the inspector."""
+    out("### Per portrait (specs: made and passing every rule / refused, by edge)")
+    out("| portrait | expected | service ok | inspector ok | refused | rule broken (service; inspector) |")
+    out("|---|---|---|---|---|---|")
+    for name in sorted({r["portrait"] for r in rows}):
+        mine = [r for r in rows if r["portrait"] == name]
+        made = [r for r in mine if r["status"] == "made"]
+        service_ok = sum(not r["service_failed"] for r in made)
+        inspector_ok = sum(not r["inspector_failed"] for r in made)
+        edges = Counter(r.get("edge") or r.get("code") for r in mine if r["status"] == "refused")
+        refused = ", ".join(f"{k} {v}" for k, v in edges.most_common()) or "-"
+        service = Counter(n for r in made for n in r["service_failed"])
+        inspector = Counter(n for r in made for n in r["inspector_failed"])
+        broken = f"{', '.join(f'{k} {v}' for k, v in service.items()) or '-'}; " + (
+            ", ".join(f"{k} {v}" for k, v in inspector.items()) or "-")
+        counts = f"{service_ok}/{len(mine)} | {inspector_ok}/{len(mine)}"
+        out(f"| {name} | {mine[0]['expect']} | {counts} | {refused} | {broken} |")
+    out()
+
+
 def summarise(rows: list[dict], specs: list[str]) -> None:
     """Both tables, then the refusals against the corpus's expectations and the issue's target."""
     from bench.corpus import PORTRAITS
@@ -181,6 +202,7 @@ def summarise(rows: list[dict], specs: list[str]) -> None:
         row["expect"] = known.get(row["portrait"], row.get("expect", "photo"))
     table("The service's own compliance report", rows, "service_failed", specs)
     table("The independent inspector (bench.inspector, LBP cascade, no app code)", rows, "inspector_failed", specs)
+    by_portrait(rows)
     expected = [r for r in rows if r["expect"].startswith("refused")]
     wrongly_refused = [r for r in rows if r["status"] == "refused" and not r["expect"].startswith("refused")]
     right = [r for r in expected if r["status"] == "refused" and f"refused:{r.get('edge')}" == r["expect"]]
