@@ -83,6 +83,16 @@ def corpus_files(directory: Path, limit: int | None) -> list[Path]:
     return files[:limit] if limit else files
 
 
+def inspector_bands(spec_id: str, background: str) -> dict[str, object]:
+    """The keyword arguments `bench.inspector.inspect_id_photo` needs for a spec, as plain numbers:
+    `inspect_id_photo(rgb, **inspector_bands("icao", "white"))`."""
+    from app.specs import get_spec, parse_colour
+
+    spec = get_spec(spec_id)
+    return {"width_mm": spec.width_mm, "height_mm": spec.height_mm, "head_band": spec.head_height,
+            "eye_band": spec.eye_line, "background": parse_colour(background)}
+
+
 def run_pair(
     rgb: np.ndarray,
     spec_id: str,
@@ -114,10 +124,7 @@ def run_pair(
     seconds = time.perf_counter() - started
     service_failed = [check.name for check in photo.checks if not check.passed]
     seen = np.asarray(Image.open(io.BytesIO(photo.data)).convert("RGB"))
-    verdict = inspect_id_photo(
-        seen, width_mm=spec.width_mm, height_mm=spec.height_mm, head_band=spec.head_height, eye_band=spec.eye_line,
-        background=colour,
-    )
+    verdict = inspect_id_photo(seen, **inspector_bands(spec_id, background))
     inspector_failed = [name for name, rule in verdict["rules"].items() if not rule["pass"]]
     return {
         "status": "made",
@@ -155,19 +162,15 @@ def table(title: str, rows: list[dict], failed_key: str, specs: list[str]) -> No
 
 def reinspect(saved: dict, folder: Path) -> None:
     """Judge the photos a corpus run saved (--out) again with the current inspector."""
-    from app.specs import get_spec, parse_colour
     from bench.inspector import inspect_id_photo
 
-    colour = parse_colour(saved["background"])
     for row in saved["pairs"]:
         path = folder / f"{row['portrait']}-{row['spec']}.jpg"
         if row["status"] != "made" or not path.is_file():
             continue
-        spec = get_spec(row["spec"])
         with Image.open(path) as image:
             seen = np.asarray(image.convert("RGB"))
-        verdict = inspect_id_photo(seen, width_mm=spec.width_mm, height_mm=spec.height_mm, head_band=spec.head_height,
-                                   eye_band=spec.eye_line, background=colour)
+        verdict = inspect_id_photo(seen, **inspector_bands(row["spec"], saved["background"]))
         row["inspector"] = verdict
         row["inspector_failed"] = [name for name, rule in verdict["rules"].items() if not rule["pass"]]
 

@@ -174,3 +174,31 @@ def test_inspector_on_takeo_against_its_annotation(portraits: Path) -> None:
     assert math.dist(measures["eye_left"], left) <= 3.5 and math.dist(measures["eye_right"], right) <= 3.5, measures
     assert abs(verdict["rules"]["roll_degrees"]["value"] - truth_roll) <= 1.5
     assert abs(measures["chin_px"] - points[8][1]) <= 0.05 * rgb.shape[0], measures
+
+
+# -- the corpus benchmark -------------------------------------------------------------------------
+
+
+def test_corpus_benchmark_prints_both_tables(
+    model_home: Path, tmp_path: Path, astronaut: np.ndarray, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """One portrait, one spec, u2netp: the service's table, the inspector's, the refusal line."""
+    import json
+    import sys
+
+    from bench import idphoto
+
+    folder = tmp_path / "portraits"
+    folder.mkdir()
+    Image.fromarray(astronaut).save(folder / "astronaut.png")
+    monkeypatch.setenv("MODEL_HOME", str(model_home))
+    monkeypatch.setattr(sys, "argv", ["bench.idphoto", "--corpus", str(folder), "--spec", "icao", "--model", "u2netp",
+                                      "--json", str(tmp_path / "out.json")])
+    idphoto.main()
+    printed = capsys.readouterr().out
+    assert "### The service's own compliance report" in printed and "### The independent inspector" in printed
+    assert "| icao | 1 |" in printed and "target:" in printed
+    pairs = json.loads((tmp_path / "out.json").read_text())["pairs"]
+    assert len(pairs) == 1 and pairs[0]["status"] == "made"
+    assert set(pairs[0]["inspector"]["rules"]) >= {"face_count", "roll_degrees", "head_height_ratio", "eye_line_ratio"}
