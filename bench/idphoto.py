@@ -3,6 +3,8 @@
     .venv/bin/python -m bench.idphoto [--spec us-passport] [--runs 5]
     .venv/bin/python -m bench.idphoto --corpus DIR --spec us-passport --spec icao ... \\
         [--background white] [--face largest] [--model u2net|u2netp] [--limit N] [--json OUT] [--out DIR]
+    .venv/bin/python -m bench.idphoto --report OUT.json [--out DIR]     # the tables again (re-judged)
+    .venv/bin/python -m bench.idphoto --inspect PHOTO... --spec icao [--background white]
 
 Timings: the median of each stage over --runs requests (after one warm-up request) on the
 astronaut, and the compliance report of the last one.
@@ -292,10 +294,24 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="only the first N portraits")
     parser.add_argument("--json", type=Path, help="write per-pair details here")
     parser.add_argument("--out", type=Path, help="also save every output photo here")
+    parser.add_argument("--inspect", type=Path, nargs="+", help="only judge these finished photos with the inspector "
+                        "(against the first --spec and --background)")
     parser.add_argument("--report", type=Path, help="print the tables again from a --json file (no pipeline run); "
                         "with --out, the inspector judges the photos saved there again")
     args = parser.parse_args()
-    if args.report:
+    if args.inspect:
+        from bench.inspector import inspect_id_photo
+
+        spec_id = args.spec[0] if args.spec else "us-passport"
+        for path in args.inspect:
+            with Image.open(path) as image:
+                seen = np.asarray(image.convert("RGB"))
+            verdict = inspect_id_photo(seen, **inspector_bands(spec_id, args.background))
+            out(f"{path} ({spec_id}): {'ok' if verdict['ok'] else 'NOT compliant'}")
+            for name, rule in verdict["rules"].items():
+                out(f"  {name:18} {'pass' if rule['pass'] else 'FAIL'}  {rule['value']}  (allowed {rule['allowed']})")
+            out("  measures: " + json.dumps(verdict["measures"]))
+    elif args.report:
         saved = json.loads(args.report.read_text())
         if args.out:
             reinspect(saved, args.out)
