@@ -22,6 +22,7 @@ from insightface.app.common import Face
 from insightface.model_zoo.inswapper import INSwapper
 from skimage import data
 
+import app.models.insight  # noqa: F401  (its filter for insightface's scikit-image deprecation warning)
 from app.imaging.face_align import paste_back
 from app.imaging.opencv import cv2, rgb_to_bgr
 from app.models.sessions import Providers, create_session
