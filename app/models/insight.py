@@ -31,16 +31,16 @@ from ..imaging.opencv import rgb_to_bgr  # before insightface: OpenCV's thread p
 
 # insightface's imports: numpy, onnx, onnxruntime, cv2 (opencv-python-headless), scipy,
 # scikit-image, requests, tqdm (tests/test_insightface_imports.py checks them in a fresh process).
-from insightface.app.common import Face as InsightFace  # noqa: E402
-from insightface.model_zoo.arcface_onnx import ArcFaceONNX  # noqa: E402
-from insightface.model_zoo.attribute import Attribute  # noqa: E402
-from insightface.model_zoo.inswapper import INSwapper  # noqa: E402
-from insightface.model_zoo.landmark import Landmark  # noqa: E402
-from insightface.model_zoo.scrfd import SCRFD  # noqa: E402
-from insightface.utils import face_align  # noqa: E402
+from insightface.app.common import Face as InsightFace
+from insightface.model_zoo.arcface_onnx import ArcFaceONNX
+from insightface.model_zoo.attribute import Attribute
+from insightface.model_zoo.inswapper import INSwapper
+from insightface.model_zoo.landmark import Landmark
+from insightface.model_zoo.scrfd import SCRFD
+from insightface.utils import face_align
 
-from .base import SessionFactory, warmup_card  # noqa: E402
-from .faces import Face  # noqa: E402
+from .base import SessionFactory, warmup_card
+from .faces import Face
 
 __all__ = ["ArcFace", "Embedding", "GenderAge", "Landmark106", "Scrfd", "Swapper", "align_112", "insight_face"]
 
