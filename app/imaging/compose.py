@@ -21,13 +21,13 @@ def working_size(width: int, height: int, *, max_side: int) -> tuple[int, int]:
 
 def resize_rgb(rgb: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     """Resize (H, W, 3) uint8 RGB to `size` = (width, height) px: to the working size, pixel-area
-    averaging (OpenCV; it was Pillow's Lanczos: 4x slower on a 24 MP photo, bench/resample.py)."""
+    averaging (OpenCV; it was Pillow's Lanczos, about 4x slower on a 24 MP photo: docs/image-path.md)."""
     return resize(rgb, size)
 
 
 def resize_alpha(alpha: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     """Resize an (H, W) uint8 alpha matte to `size` = (width, height) px; back up to the photo's
-    size it is bilinear (no ringing; OpenCV, 10x faster than Pillow's and at most 1 level apart)."""
+    size it is bilinear (no ringing; OpenCV, faster than Pillow's and at most 1 level apart)."""
     return resize(alpha, size)
 
 

@@ -6,7 +6,7 @@ Alignment itself is insightface's (`insightface.utils.face_align`, used by app/m
 the same OpenCV operations in the same order, computed only on the window of the photo that the
 swapped crop covers instead of on whole-photo buffers. insightface warps three float32 images the
 size of the photo, erodes and blurs one, and blends the whole photo; on a 24-megapixel photo that
-is most of a request (figures in `paste_back`'s docstring). Its pixels are insightface's up
+is most of a request (docs/image-path.md). Its pixels are insightface's up
 to OpenCV's fixed-point interpolation (tests/test_faces_pure.py compares the two).
 
 Images are (H, W, 3) uint8 in either colour order (nothing here depends on it); a 2x3 affine `M`
@@ -75,11 +75,11 @@ def paste_back(target: np.ndarray, crop: np.ndarray, matrix: np.ndarray) -> np.n
     The crop is warped back with the inverse of `matrix` and mixed in with :func:`soft_mask`;
     pixels outside the crop's footprint are unchanged, bit for bit, and the blend truncates to
     uint8 as insightface does. Only the window around the footprint is computed, so the cost
-    follows the face, not the photo. `python -m bench.paste_back` compares it with
-    insightface's `INSwapper.get(paste_back=True)` (on the 2-core machine, loaded, one run:
-    512 x 512 astronaut 56 ms vs 19 ms, the same pixels; the astronaut scaled to 6000 x 4000 23.3 s
-    vs 0.73 s, 7 of 1.37 million changed pixels 1 level apart: OpenCV's fixed-point bilinear
-    weights depend on the translation, which the window shifts).
+    follows the face, not the photo. `python -m bench.paste_back` compares it with insightface's
+    `INSwapper.get(paste_back=True)` (docs/image-path.md has its figures: the same pixels on the
+    512 x 512 astronaut; on the astronaut scaled to 6000 x 4000, an order of magnitude faster,
+    and a handful of pixels 1 level apart: OpenCV's fixed-point bilinear weights depend on the
+    translation, which the window shifts).
 
     Args:
         target: (H, W, 3) uint8 photo.

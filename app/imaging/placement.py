@@ -231,13 +231,13 @@ def warp(pixels: np.ndarray, placement: Placement, *, fill: int | tuple[int, ...
     """Resample (H, W) or (H, W, 3) uint8 pixels into the output (bicubic); outside the input is `fill`.
 
     OpenCV with the geometry Pillow's `transform` gave (`output_to_input` keeps Pillow's
-    convention): 3x faster on the RGB, 15x on the matte (bench/resample.py)."""
+    convention), several times faster (bench/resample.py; figures in docs/image-path.md)."""
     return warp_pillow_affine(pixels, placement.output_to_input(), placement.size, cubic=True, fill=fill)
 
 
 def upright_matte(alpha: np.ndarray, *, roll_deg: float, pivot: tuple[float, float]) -> np.ndarray:
     """The (H, W) uint8 matte rotated into the upright frame (same size; outside filled 0): what
-    Pillow's `rotate(roll_deg, BILINEAR, center=pivot)` gave, with OpenCV (14x faster)."""
+    Pillow's `rotate(roll_deg, BILINEAR, center=pivot)` gave, with OpenCV (about 10x faster)."""
     if abs(roll_deg) < 0.05:
         return alpha
     # Pillow's rotate: output (u, v) samples input R(-roll) ((u, v) - pivot) + pivot, corner convention.
