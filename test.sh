@@ -9,9 +9,6 @@ export VENV=${VENV:-$PWD/.venv}
 
 pl_setup_venv
 pl_install_requirements requirements-dev.txt
-# insightface only for its bundled test photos (t1.jpg): without its dependencies, which clash with ours
-"$VENV/bin/python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("insightface") is None)' ||
-  "$VENV/bin/python" -m pip install --disable-pip-version-check --no-cache-dir --no-deps insightface==2.1
 MODELS=u2net,u2netp,centerface pl_ensure_models
 # onnxruntime-web's files for the page's on-device cut-out (its browser test needs them): npm fetches them
 if ! command -v npm >/dev/null 2>&1; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the running container (called by podman-build-run.sh as SMOKE, with the container
-# up and /readyz already 200): real photos through the ID photo and background-removal endpoints,
-# non-root, read-only root filesystem. URL: http://127.0.0.1:$HOST_PORT.
+# up and /readyz already 200): real photos through the ID photo, background-removal and face
+# endpoints (insightface and OpenCV import in the slimmed venv), non-root, read-only root filesystem. URL: http://127.0.0.1:$HOST_PORT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 url="http://127.0.0.1:${HOST_PORT:-8000}"
@@ -16,6 +16,7 @@ curl -sf "$url/readyz" -o "$work/readyz.json"
 curl -sf -F image=@"$work/astronaut.jpg" -F spec=us-passport "$url/api/v1/idphoto" -o "$work/passport.jpg"
 curl -sf -F image=@"$work/astronaut.jpg" "$url/api/v1/remove-background" -o "$work/cutout.png"
 curl -sf "$url/" -o "$work/page.html"
+curl -sf -F image=@"$work/astronaut.jpg" -F crops=true "$url/api/v1/faces" -o "$work/faces.json"
 status=$(curl -s -o "$work/error.json" -w '%{http_code}' -F image=@README.md "$url/api/v1/idphoto" -F spec=icao)
 .venv/bin/python - "$work" "$status" "$url" <<'PY'
 import json, sys
@@ -32,6 +33,8 @@ assert (corner > 245).all(), f"background corner {corner} is not white"
 cutout = Image.open(work / "cutout.png")
 alpha = np.asarray(cutout)[:, :, 3]
 assert cutout.size == (512, 512) and alpha[60:170, 180:280].mean() > 230 and alpha[:128, 384:].mean() < 10
+faces = json.loads((work / "faces.json").read_text())["faces"]
+assert len(faces) == 1 and len(faces[0]["landmarks"]) == 5 and faces[0]["crop"], faces
 error = json.loads((work / "error.json").read_text())
 assert status == 415 and error["error"]["code"] == "unsupported_media_type", (status, error)
 # The page's on-device cut-out: its files were fetched at build time and are served, immutable.
@@ -45,8 +48,8 @@ for role in ("runtime", "wasm", "model"):
         body = answer.read()
         assert "immutable" in answer.headers["Cache-Control"], answer.headers
     assert hashlib.sha256(body).hexdigest() == ondevice[role]["sha256"], role
-print("container smoke: readyz ready; idphoto 600x600 at 300 dpi on white; cut-out alpha separates the person; 415 JSON error; "
-      "on-device cut-out files served with their sha256")
+print("container smoke: readyz ready; idphoto 600x600 at 300 dpi on white; cut-out alpha separates the person; "
+      "one face with its aligned crop; 415 JSON error; on-device cut-out files served with their sha256")
 print("startup phases:", json.dumps(ready["startup"]))
 PY
 if [ -n "$cid" ]; then

@@ -47,8 +47,8 @@ class Photo:
 
 def _insightface_t1() -> Path:
     """insightface's t1.jpg (1280x886, a real group photo): found in this interpreter's packages, or
-    in the bench venv (requirements-bench.txt installs insightface there with --no-deps). The
-    package is never imported: only its data file is read."""
+    in the bench venv (requirements-nodeps.txt installs insightface there with --no-deps). Only
+    its data file is read."""
     candidates: list[Path] = []
     spec = importlib.util.find_spec("insightface")
     if spec is not None and spec.submodule_search_locations:
@@ -59,7 +59,7 @@ def _insightface_t1() -> Path:
             return path
     raise FileNotFoundError(
         "insightface's t1.jpg was not found; run the suite once without --no-setup (it installs "
-        "requirements-bench.txt into BENCH_VENV) or pip install --no-deps insightface==2.1"
+        "requirements-nodeps.txt into BENCH_VENV) or pip install --no-deps -r requirements-nodeps.txt"
     )
 
 

@@ -3,8 +3,8 @@
     .venv/bin/python -m bench.peer            # create or check BENCH_VENV (default /tmp/pilotlight-bench-venv)
 
 The environment gets the project's requirements.txt (so the same rembg, onnxruntime and numpy) and
-requirements-bench.txt (rembg's `cli` extra without gradio, installed with --no-deps: every version
-pinned). It is rebuilt when either file changes. rembg's first import compiles numba kernels
+requirements-bench.txt and requirements-nodeps.txt (rembg's `cli` extra without gradio, and
+insightface, installed with --no-deps: every version pinned). It is rebuilt when any of them changes. rembg's first import compiles numba kernels
 (~30-60 s); that is paid here, once, not by the first measured start.
 
 rembg s is started as its README says, on loopback, with the same model file as pilotlight:
@@ -23,7 +23,7 @@ from pathlib import Path
 from .common import BENCH_VENV, MODEL, ROOT, model_home, say
 from .servers import Call
 
-REQUIREMENTS = (ROOT / "requirements.txt", ROOT / "requirements-bench.txt")
+REQUIREMENTS = (ROOT / "requirements.txt", ROOT / "requirements-bench.txt", ROOT / "requirements-nodeps.txt")
 
 
 def _stamp() -> str:
@@ -46,7 +46,8 @@ def ensure_venv(venv: Path = BENCH_VENV) -> Path:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)  # noqa: S603
     pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     subprocess.run([*pip, "-r", str(REQUIREMENTS[0])], check=True)  # noqa: S603
-    subprocess.run([*pip, "--no-deps", "-r", str(REQUIREMENTS[1])], check=True)  # noqa: S603
+    for no_deps in REQUIREMENTS[1:]:
+        subprocess.run([*pip, "--no-deps", "-r", str(no_deps)], check=True)  # noqa: S603
     say("[peer] first import of rembg (numba compiles pymatting's kernels once)")
     subprocess.run([str(python), "-c", "import rembg"], check=True)  # noqa: S603
     if not rembg.is_file():

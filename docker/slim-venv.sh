@@ -22,6 +22,10 @@ done
 rm -rf "$SITE"/networkx "$SITE"/pip "$SITE"/setuptools "$SITE"/pkg_resources "$SITE"/_distutils_hack \
   "$SITE"/distutils-precedence.pth "$VENV"/bin/pip*
 
+# insightface's desktop GUI (needs Qt, never installed), its privateframe CLI application and its
+# command-line tools: `import insightface` and the model classes import none of them.
+rm -rf "$SITE"/insightface/gui "$SITE"/insightface/app/privateframe "$SITE"/insightface/commands
+
 # scikit-image's sample images, except the astronaut (the warm-up portrait).
 find "$SITE"/skimage/data -maxdepth 1 -type f \( -name '*.png' -o -name '*.jpg' -o -name '*.tif*' -o -name '*.npy' -o -name '*.npz' -o -name '*.gif' \) ! -name astronaut.png -delete
 

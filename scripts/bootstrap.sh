@@ -37,6 +37,8 @@ pl_setup_venv() {
   fi
   local before; before=$(cat "$VENV/.requirements.txt.sha256" 2>/dev/null || true)
   pl_install_requirements requirements.txt
+  # insightface without the dependencies it declares (onnxruntime, opencv-python): see the file.
+  pl_install_requirements requirements-nodeps.txt --no-deps
   if [ "$before" != "$(cat "$VENV/.requirements.txt.sha256")" ]; then
     # numba compiles pymatting's kernels on rembg's first import (~30 s) and caches them beside
     # the package: pay that once here, not on the first start of the server.

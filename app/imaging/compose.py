@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from PIL import Image
+
+from .opencv import resize
 
 RGB = tuple[int, int, int]
 
@@ -19,17 +20,15 @@ def working_size(width: int, height: int, *, max_side: int) -> tuple[int, int]:
 
 
 def resize_rgb(rgb: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """Resize (H, W, 3) uint8 RGB to `size` = (width, height) px with a Lanczos filter."""
-    if (rgb.shape[1], rgb.shape[0]) == size:
-        return rgb
-    return np.asarray(Image.fromarray(rgb).resize(size, Image.Resampling.LANCZOS))
+    """Resize (H, W, 3) uint8 RGB to `size` = (width, height) px: to the working size, pixel-area
+    averaging (OpenCV; it was Pillow's Lanczos, about 4x slower on a 24 MP photo: docs/image-path.md)."""
+    return resize(rgb, size)
 
 
 def resize_alpha(alpha: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """Resize an (H, W) uint8 alpha matte to `size` = (width, height) px, bilinear (no ringing)."""
-    if (alpha.shape[1], alpha.shape[0]) == size:
-        return alpha
-    return np.asarray(Image.fromarray(alpha).resize(size, Image.Resampling.BILINEAR))
+    """Resize an (H, W) uint8 alpha matte to `size` = (width, height) px; back up to the photo's
+    size it is bilinear (no ringing; OpenCV, faster than Pillow's and at most 1 level apart)."""
+    return resize(alpha, size)
 
 
 def cutout(rgb: np.ndarray, alpha: np.ndarray) -> np.ndarray:

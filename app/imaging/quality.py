@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import cv2
+from .opencv import cv2
 import numpy as np
 
 ALIGNED_IED = 64  # px between the eye centres in the aligned face

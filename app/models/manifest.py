@@ -87,7 +87,7 @@ class Checksum:
 class ModelSpec:
     name: str
     role: Role
-    family: str  # which loader builds it: "rembg", "centerface", "scrfd", "arcface", "genderage", "landmark_106", "inswapper"
+    family: str  # the class that builds it: a key of app.models.registry.FAMILIES
     filename: str
     size: int | None  # bytes, pinned; None: not pinned (see `published` and the module docstring)
     sha256: str | None  # pinned; None: not pinned

@@ -16,29 +16,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from onnxruntime import InferenceSession
+import onnxruntime as ort
 
 from . import optimised
+from .base import Model
 from .centerface import CenterFace
 from .checksums import expected_checksum, install_command
-from .insight import ArcFace, GenderAge, Landmark106, Swapper, load_arcface, load_genderage, load_landmark_106, load_swapper
+from .insight import ArcFace, GenderAge, Landmark106, Scrfd, Swapper
 from .manifest import MANIFEST, ModelSpec, Role, get_spec
-from .scrfd import Scrfd
-from .segmentation import Segmenter, rembg_session
+from .segmentation import Segmenter
 from .sessions import CPU, Lanes, Providers, active_provider, create_session
 
 log = logging.getLogger(__name__)
 
-Model = Segmenter | CenterFace | Scrfd | ArcFace | GenderAge | Landmark106 | Swapper
 FaceDetector = Scrfd | CenterFace
-M = TypeVar("M", Segmenter, CenterFace, Scrfd, ArcFace, GenderAge, Landmark106, Swapper)
+M = TypeVar("M", bound=Model)
 
-# insightface families: file -> model (session from our factory, graph facts read the way insightface does)
-_INSIGHT_LOADERS: dict[str, Callable[..., ArcFace | GenderAge | Landmark106 | Swapper]] = {
-    "arcface": load_arcface,
-    "genderage": load_genderage,
-    "landmark_106": load_landmark_106,
-    "inswapper": load_swapper,
+#: The one family table: a manifest entry's `family` -> the class that builds it (app/models/base.py).
+FAMILIES: dict[str, type[Model]] = {
+    "rembg": Segmenter,
+    "centerface": CenterFace,
+    "scrfd": Scrfd,
+    "arcface": ArcFace,
+    "genderage": GenderAge,
+    "landmark_106": Landmark106,
+    "inswapper": Swapper,
 }
 
 
@@ -74,31 +76,29 @@ class LoadedModel:
         }
 
 
-def _session(spec: ModelSpec, path: Path, providers: Providers, optimised_home: Path | None) -> InferenceSession | Lanes:
-    """The model's session: from its pre-optimised files on a CPU (written first where missing,
-    app/models/optimised.py), else from the model itself."""
-    on_cpu = providers.names_for(spec.name)[0] == CPU
-    graph = optimised.ensure(spec, path.parent, optimised_home) if on_cpu and optimised_home is not None else None
-    if graph is not None:
-        return create_session(graph, providers=providers, label=spec.name, preoptimised=True)
-    return create_session(optimised.session_source(spec, path), providers=providers, label=spec.name)
-
-
 def _build(spec: ModelSpec, path: Path, providers: Providers, optimised_home: Path | None) -> tuple[Model, str]:
-    if spec.family == "rembg":
-        session = _session(spec, path, providers, optimised_home)
-        return Segmenter(spec.name, rembg_session(spec.name, session)), active_provider(session)
-    if spec.family == "centerface":
-        session = _session(spec, path, providers, optimised_home)
-        return CenterFace(session), active_provider(session)
-    if spec.family == "scrfd":
-        session = _session(spec, path, providers, optimised_home)
-        return Scrfd(session), active_provider(session)
-    loader = _INSIGHT_LOADERS.get(spec.family)
-    if loader is not None:
-        model = loader(path, providers=providers, label=spec.name)
-        return model, active_provider(model.session)
-    raise ValueError(f"model {spec.name}: no loader for family {spec.family!r}")
+    """The model of `spec`'s family from `path`, every session from our factory; and the provider
+    its (first) session runs on. On a CPU the sessions load the model's pre-optimised files
+    (written first where missing, app/models/optimised.py), so their weights are shared pages."""
+    family = FAMILIES.get(spec.family)
+    if family is None:
+        raise ValueError(f"model {spec.name}: no class for family {spec.family!r}")
+    sessions: list[ort.InferenceSession | Lanes] = []
+    on_cpu = providers.names_for(spec.name)[0] == CPU
+
+    def session_factory(model: Path | bytes) -> ort.InferenceSession | Lanes:
+        graph = optimised.ensure(spec, path.parent, optimised_home) if on_cpu and optimised_home is not None else None
+        if graph is not None:
+            session = create_session(graph, providers=providers, label=spec.name, preoptimised=True)
+        else:
+            session = create_session(model, providers=providers, label=spec.name)
+        sessions.append(session)
+        return session
+
+    model = family.from_file(path, session_factory=session_factory)
+    if not sessions:
+        raise ValueError(f"model {spec.name}: {family.__name__}.from_file made no session")
+    return model, active_provider(sessions[0])
 
 
 def _first_line(exc: Exception) -> str:

@@ -1,15 +1,18 @@
 """Segmentation through rembg: its session classes and `rembg.remove`, on our own ONNX session.
 
 rembg's session constructors resolve (and may download) the model file and build their own
-`InferenceSession`; we never call them. `rembg_session` makes a subclass of rembg's class for the
-model name whose constructor only takes a ready session, so rembg's pre- and post-processing,
-alpha matting and foreground estimation run unchanged on a session from our factory.
+`InferenceSession` (rembg 2.0.86, `BaseSession.__init__`); we never call them. `rembg_session`
+creates an instance of rembg's own class for the model name without running its constructor and
+sets the two attributes that constructor sets, `model_name` and `inner_session` (a session from
+our factory). rembg's pre- and post-processing, alpha matting and foreground estimation then run
+unchanged, on rembg's class itself: no subclass, no class built at run time.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from pathlib import Path
+from typing import Self
 
 import numpy as np
 import onnxruntime as ort
@@ -19,6 +22,7 @@ from rembg.sessions import sessions_class
 from rembg.sessions.base import BaseSession
 
 from ..imaging.compose import resize_alpha, resize_rgb, working_size
+from .base import SessionFactory, warmup_card
 
 
 @dataclass(frozen=True)
@@ -43,33 +47,37 @@ class Matte:
     foreground: np.ndarray
 
 
-@cache
-def _ready_session_class(model_name: str) -> type[BaseSession]:
+def rembg_session(model_name: str, inner_session: ort.InferenceSession) -> BaseSession:
+    """An instance of rembg's session class for `model_name`, running `inner_session`.
+
+    `__new__` without `__init__`: rembg's constructor would locate or download the file and build
+    its own session; the two attributes it sets are set here instead.
+    """
     for cls in sessions_class:
         if cls.name() == model_name:
-            base = cls
-            break
-    else:
-        raise KeyError(f"rembg has no session class named {model_name!r}")
-
-    def __init__(self: BaseSession, inner_session: ort.InferenceSession) -> None:  # noqa: N807
-        self.model_name = model_name
-        self.inner_session = inner_session
-
-    return type(f"Ready{base.__name__}", (base,), {"__init__": __init__})
-
-
-def rembg_session(model_name: str, inner_session: ort.InferenceSession) -> BaseSession:
-    """A rembg session of the class registered for `model_name`, running `inner_session`."""
-    return _ready_session_class(model_name)(inner_session)
+            session = cls.__new__(cls)
+            session.model_name = model_name
+            session.inner_session = inner_session
+            return session
+    raise KeyError(f"rembg has no session class named {model_name!r}")
 
 
 class Segmenter:
     """Person/foreground segmentation with one rembg model."""
 
+    WARMUP_SIDE = 320  # the network's input side
+
     def __init__(self, name: str, session: BaseSession) -> None:
         self.name = name
         self.session = session
+
+    @classmethod
+    def from_file(cls, path: Path, *, session_factory: SessionFactory) -> Self:
+        """rembg's model name is the file's stem, as rembg names its files (u2net.onnx: u2net)."""
+        return cls(path.stem, rembg_session(path.stem, session_factory(path)))
+
+    def warmup(self) -> None:
+        self.matte(warmup_card(self.WARMUP_SIDE), max_side=self.WARMUP_SIDE)
 
     def matte(
         self,

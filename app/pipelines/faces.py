@@ -3,6 +3,9 @@
 Faces are listed largest box first (ties: higher score first), so index 0 is the main face
 everywhere. The caller passes the models it has (None where a model is not loaded); JSON-ready
 dicts come back, and domain errors (`NoFace`, `FaceIndexOutOfRange`) say what is wrong.
+
+Photos arrive RGB. Detectors take RGB; insightface's per-face models take BGR, so each photo is
+converted once (`rgb_to_bgr`) and a swapped photo converted back once (`bgr_to_rgb`).
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ import numpy as np
 
 from ..errors import FaceIndexOutOfRange, NoFace
 from ..imageio import encode
-from ..imaging.face_align import cosine_similarity, norm_crop
+from ..imaging.face_align import cosine_similarity
+from ..imaging.opencv import bgr_to_rgb, rgb_to_bgr
 from ..models.faces import Face
-from ..models.insight import ArcFace, Embedding, GenderAge, Landmark106, Swapper
+from ..models.insight import ArcFace, Embedding, GenderAge, Landmark106, Swapper, align_112
 from ..models.registry import FaceDetector
 from ..timings import Timings
 
@@ -63,27 +67,24 @@ def analyse(
     `crops`, the 112 x 112 aligned crop as base64 PNG."""
     with timings.stage("detect"):
         detected = detect(detector, rgb, limit=limit)
+    bgr = rgb_to_bgr(rgb)
     results: list[dict[str, object]] = []
     for face in detected:
         result: dict[str, object] = face.to_dict()
         if models.landmarks_106 is not None:
             with timings.stage("landmarks_106"):
-                result["landmarks_106"] = _rounded(models.landmarks_106.predict(rgb, face))
+                result["landmarks_106"] = _rounded(models.landmarks_106.predict(bgr, face))
         if models.genderage is not None:
             with timings.stage("genderage"):
-                gender, age = models.genderage.predict(rgb, face)
+                gender, age = models.genderage.predict(bgr, face)
             result["gender"] = GENDERS[gender]
             result["age"] = age
-        crop = None
         if models.arcface is not None:
             with timings.stage("embed"):
-                crop = models.arcface.align(rgb, face)
-                result.update(embedding_json(models.arcface.embed_crop(crop)))
+                result.update(embedding_json(models.arcface.embed(bgr, face)))
         if crops:
             with timings.stage("crop"):
-                if crop is None:
-                    crop, _ = norm_crop(rgb, face.landmarks, size=112)
-                result["crop"] = base64.b64encode(encode(crop, "png")).decode("ascii")
+                result["crop"] = base64.b64encode(encode(align_112(rgb, face), "png")).decode("ascii")
         results.append(result)
     return results
 
@@ -98,7 +99,7 @@ def compare(
         with timings.stage("detect"):
             face, count = main_face(detector, rgb, field=field)
         with timings.stage("embed"):
-            embedding = arcface.embed(rgb, face)
+            embedding = arcface.embed(rgb_to_bgr(rgb), face)
         vectors.append(embedding.vector)
         described.append({**face.to_dict(), "faces_found": count, "embedding_norm": round(embedding.norm, 4)})
     first, second = vectors
@@ -116,7 +117,7 @@ def source_identity(
     if index >= len(faces):
         raise FaceIndexOutOfRange("face_index_out_of_range", f"source_face_index {index}: the source has {len(faces)} face(s).")
     with timings.stage("embed"):
-        embedding = arcface.embed(rgb, faces[index])
+        embedding = arcface.embed(rgb_to_bgr(rgb), faces[index])
     return embedding.vector, faces[index]
 
 
@@ -138,9 +139,9 @@ def swap(
     if face_index is not None and face_index >= len(targets):
         raise FaceIndexOutOfRange("face_index_out_of_range", f"face_index {face_index}: the target has {len(targets)} face(s).")
     chosen = list(range(len(targets))) if face_index is None else [face_index]
-    pixels = rgb
     with timings.stage("swap"):
-        latent = swapper.latent(identity)
+        pixels = rgb_to_bgr(rgb)
         for index in chosen:
-            pixels = swapper.swap(pixels, targets[index], latent)
+            pixels = swapper.swap(pixels, targets[index], identity)
+        pixels = bgr_to_rgb(pixels)
     return pixels, chosen, targets
