@@ -35,8 +35,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .opencv import cv2
 import numpy as np
+
+from .opencv import cv2
 
 ALIGNED_IED = 64  # px between the eye centres in the aligned face
 ALIGNED_SIZE = (192, 224)  # (width, height) of the aligned face, in px
