@@ -91,10 +91,11 @@ def size_is(width: int, height: int) -> Callable[[Image.Image], None]:
 
 
 def heic_bytes(rgb: np.ndarray) -> bytes:
-    import pillow_heif  # registers nothing by itself; the server registers its opener in app.imageio
+    import pillow_heif  # the encoder (the app reads HEIC with the decode-only pi-heif)
 
-    pillow_heif.register_heif_opener()
-    return save(Image.fromarray(rgb).resize((128, 128)), "HEIF", quality=80)
+    buffer = io.BytesIO()
+    pillow_heif.from_pillow(Image.fromarray(rgb).resize((128, 128))).save(buffer, quality=80)
+    return buffer.getvalue()
 
 
 def heic_header() -> bytes:

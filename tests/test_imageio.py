@@ -18,7 +18,12 @@ MAX = 10_000_000
 
 def save(image: Image.Image, fmt: str, **options: object) -> bytes:
     buffer = io.BytesIO()
-    image.save(buffer, fmt, **options)
+    if fmt == "HEIF":  # pillow-heif's encoder; the app reads HEIC with the decode-only pi-heif
+        import pillow_heif
+
+        pillow_heif.from_pillow(image).save(buffer, **options)
+    else:
+        image.save(buffer, fmt, **options)
     return buffer.getvalue()
 
 
