@@ -231,9 +231,10 @@ def corpus_main(args: argparse.Namespace) -> None:
     from bench.corpus import PORTRAITS, load_manifest
 
     specs = args.spec or list(DEFAULT_SPECS)
-    settings = Settings.from_env()
-    registry = Registry()
-    registry.load([args.model, "centerface"], model_home=settings.model_home, providers=settings.session_providers())
+    settings = Settings.from_env().with_overrides(models=(args.model, "centerface"), segmentation_model=args.model)
+    service = Service(settings, Registry())
+    service.load()
+    registry = service.registry
     found = registry.face_detector()
     if found is None:
         raise SystemExit("centerface did not load")
