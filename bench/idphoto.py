@@ -108,8 +108,8 @@ def run_pair(
     settings: Settings,
 ) -> dict:
     """One portrait through one spec: the service's verdict and the inspector's."""
-    from app.errors import ApiError
-    from app.idphoto import IdPhotoOptions, make_id_photo
+    from app.errors import ApiError, DomainError
+    from app.pipelines.idphoto import IdPhotoOptions, make_id_photo
     from app.specs import get_spec, parse_colour
     from app.timings import Timings
     from bench.inspector import inspect_id_photo
@@ -121,7 +121,7 @@ def run_pair(
     try:
         photo = make_id_photo(rgb, detector=detector, segmenter=segmenter, options=options,
                               max_side=settings.working_max_side, timings=Timings())
-    except ApiError as exc:
+    except (ApiError, DomainError) as exc:
         details = dict(exc.details or {}) if hasattr(exc, "details") else {}
         return {"status": "refused", "code": exc.code, "edge": details.get("edge"), "message": exc.message,
                 "seconds": round(time.perf_counter() - started, 3)}
