@@ -69,6 +69,17 @@ COUNTRY_NAMES = {
     "SG": "Singapore",
     "IN": "India",
     "CN": "China",
+    "IT": "Italy",
+    "ES": "Spain",
+    "NL": "Netherlands",
+    "BE": "Belgium",
+    "CH": "Switzerland",
+    "AT": "Austria",
+    "PL": "Poland",
+    "HK": "Hong Kong",
+    "TW": "Taiwan",
+    "SA": "Saudi Arabia",
+    "BR": "Brazil",
 }
 
 
@@ -163,11 +174,18 @@ def _colour_label(name: str) -> str:
     return name.replace("-", " ").capitalize()
 
 
+# What the page reads of a spec; the full rules, with their sources' URLs and words, are in
+# GET /api/v1/specs (the page itself names no other site).
+PAGE_SPEC_FIELDS = ("id", "name", "country", "width_mm", "height_mm", "width_px", "height_px", "dpi", "backgrounds",
+                    "default_background", "max_kb", "source")
+
+
 def _spec_groups() -> list[tuple[str, str, list[dict[str, object]]]]:
     """(country code, country name, specs) with International first, then countries A-Z."""
     groups: dict[str, list[dict[str, object]]] = {}
     for spec in SPECS.values():
-        groups.setdefault(spec.country, []).append(spec.to_dict())
+        described = spec.to_dict()
+        groups.setdefault(spec.country, []).append({key: described[key] for key in PAGE_SPEC_FIELDS})
     order = sorted(groups, key=lambda code: (code != "INT", COUNTRY_NAMES.get(code, code)))
     return [(code, COUNTRY_NAMES.get(code, code), groups[code]) for code in order]
 
