@@ -27,6 +27,10 @@ REQUIRED_IDS = {
     "uk-passport",
     "ca-passport",
     "au-passport",
+    "nz-passport",
+    "de-passport",
+    "fr-passport",
+    "sg-passport",
     "jp-passport",
     "kr-passport",
     "in-passport",
@@ -37,13 +41,13 @@ REQUIRED_IDS = {
     "cn-1inch",
     "cn-2inch",
     "resume",
-}
+}  # the 21 ids that existed before issue 14: the page and clients use them
 ALL = list(SPECS.values())
 IDS = [spec.id for spec in ALL]
 
 
 def test_table_size_and_required_ids() -> None:
-    assert len(SPECS) >= 16
+    assert len(SPECS) >= 40
     assert REQUIRED_IDS <= set(SPECS)
 
 
@@ -159,7 +163,8 @@ def _mm(spec_id: str) -> tuple[float, float]:
     ("spec_id", "head_mm"),
     [
         ("us-passport", (25.4, 34.925)),  # 1 to 1 3/8 in
-        ("in-passport", (25.4, 34.925)),
+        ("in-visa", (25.4, 34.925)),
+        ("in-passport", (35.56, 40.64)),  # 70-80 % of 2 in (Indian mission, Copenhagen)
         ("icao", (32, 36)),
         ("schengen-visa", (32, 36)),
         ("uk-passport", (29, 34)),
@@ -171,6 +176,14 @@ def _mm(spec_id: str) -> tuple[float, float]:
         ("fr-passport", (32, 36)),
         ("cn-passport", (28, 33)),
         ("cn-visa", (28, 33)),
+        ("hk-passport", (32, 36)),
+        ("tw-passport", (32, 36)),
+        ("pl-passport", (31, 36)),
+        ("be-eid", (31, 36)),
+        ("nl-passport", (26, 30)),
+        ("ch-passport", (29, 34)),
+        ("ca-visa", (31, 36)),
+        ("it-passport", (31.5, 36)),
     ],
 )
 def test_published_head_heights(spec_id: str, head_mm: tuple[float, float]) -> None:
@@ -215,25 +228,20 @@ def test_to_dict_round_trips(spec: PhotoSpec) -> None:
         "backgrounds",
         "default_background",
         "max_kb",
+        "min_kb",
+        "min_px",
+        "max_px",
+        "file_source",
         "source",
+        "rules",
     }
-    rebuilt = PhotoSpec(
-        id=data["id"],
-        name=data["name"],
-        country=data["country"],
-        width_mm=data["width_mm"],
-        height_mm=data["height_mm"],
-        dpi=data["dpi"],
-        width_px=data["width_px"],
-        height_px=data["height_px"],
-        head_height=(data["head_height"]["min"], data["head_height"]["max"]),
-        eye_line=None if data["eye_line"] is None else (data["eye_line"]["min"], data["eye_line"]["max"]),
-        backgrounds=tuple(data["backgrounds"]),
-        max_kb=data["max_kb"],
-        source=data["source"],
-    )
-    assert rebuilt == spec
+    assert PhotoSpec.from_dict(data) == spec
     assert data["default_background"] == spec.backgrounds[0]
+    head = data["rules"]["head_height"]
+    assert head["low_fraction"] == pytest.approx(data["head_height"]["min"], abs=1e-4)
+    assert head["high_fraction"] == pytest.approx(data["head_height"]["max"], abs=1e-4)
+    assert head["source"]["url"] and head["source"]["quote"]
+    assert set(data["rules"]["pose"]) == {"max_yaw_deg", "max_pitch_deg", "max_roll_deg", "source"}
 
 
 def test_specs_are_frozen() -> None:
