@@ -86,7 +86,7 @@ def corpus_files(directory: Path, limit: int | None) -> list[Path]:
 def run_pair(rgb: np.ndarray, spec_id: str, *, background: str, face: str, detector, segmenter, settings) -> dict:  # noqa: ANN001
     """One portrait through one spec: the service's verdict and the inspector's."""
     from app.errors import ApiError
-    from app.idphoto import IdPhotoOptions, make_id_photo
+    from app.pipelines.idphoto import IdPhotoOptions, make_id_photo
     from app.specs import get_spec, parse_colour
     from app.timings import Timings
     from bench.inspector import inspect_id_photo
