@@ -146,12 +146,13 @@ def table(title: str, rows: list[dict], failed_key: str, specs: list[str]) -> No
 def corpus_main(args: argparse.Namespace) -> None:
     from app.imageio import decode
     from app.models.registry import Registry
+    from app.models.sessions import resolve_providers
     from bench.corpus import load_manifest
 
     specs = args.spec or list(DEFAULT_SPECS)
     settings = Settings.from_env()
     registry = Registry()
-    registry.load([args.model, "centerface"], model_home=settings.model_home, providers=settings.session_providers())
+    registry.load([args.model, "centerface"], model_home=settings.model_home, providers=resolve_providers(settings.ort_providers, cpu_arena=settings.ort_cpu_arena, mem_pattern=settings.ort_mem_pattern))
     found = registry.face_detector()
     if found is None:
         raise SystemExit("centerface did not load")
