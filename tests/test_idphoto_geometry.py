@@ -154,3 +154,151 @@ def test_max_kb_is_met_by_quality_not_padding(astronaut: np.ndarray) -> None:
     with pytest.raises(ApiError) as info:
         encode_photo(astronaut, IdPhotoOptions(spec=get_spec("us-passport"), background=(255, 255, 255), max_kb=1))
     assert info.value.status == 422 and info.value.details["smallest_kb"] > 1
+
+
+# --- the rule solver, extension, one person, pose, report (issue 14) ------------------------------
+
+from app.imaging.compliance import report as compliance_report  # noqa: E402
+from app.imaging.placement import (  # noqa: E402
+    Extension,
+    extend,
+    head_cut_edge,
+    keep_person,
+    needed_extension,
+    place_on_rules,
+    solve,
+)
+from app.imaging.pose import estimate_pose  # noqa: E402
+
+HEAD = Head(crown_y=80.0, chin_y=317.0, eye_y=200.0, centre_x=230.0, width=170.0, eye_distance=60.0)
+
+
+@pytest.mark.parametrize("spec_id", ["us-passport", "icao", "uk-passport", "cn-passport", "ca-passport",
+                                     "jp-passport", "cn-1inch", "cn-2inch"])
+def test_solver_meets_every_band_of_the_spec(spec_id: str) -> None:
+    spec = get_spec(spec_id)
+    k, t, c, predicted, broken = solve(HEAD, spec.rules, size_mm=(spec.width_mm, spec.height_mm))
+    assert broken == {}
+    for name, band in spec.rules.bands().items():
+        assert band.contains(predicted[name]), (name, predicted[name], band.low, band.high)
+    # the placement, mapped through the affine cut, puts the crown and chin where the solver said
+    placement = place_on_rules(HEAD, spec.rules, roll_deg=0.0, pivot=(230.0, 200.0),
+                               size=(spec.width_px, spec.height_px), size_mm=(spec.width_mm, spec.height_mm))
+    crown, chin = placement.input_to_output(np.array([[230.0, 80.0], [230.0, 317.0]]))
+    mm = spec.height_mm / spec.height_px
+    assert crown[1] * mm == pytest.approx(predicted["crown_margin"], abs=0.01)
+    assert (spec.height_px - chin[1]) * mm == pytest.approx(predicted["chin_margin"], abs=0.01)
+
+
+def test_cn_passport_crown_margin_and_jp_chin_margin_land_in_their_bands() -> None:
+    cn = get_spec("cn-passport")
+    _, t, _, predicted, _ = solve(HEAD, cn.rules, size_mm=(cn.width_mm, cn.height_mm))
+    assert 3.0 <= t <= 5.0 and predicted["chin_margin"] >= 7.0
+    jp = get_spec("jp-passport")
+    for chin_extra in (0.0, 40.0, 80.0):  # long and short faces: the eye-to-chin share varies
+        head = Head(crown_y=80.0, chin_y=317.0 + chin_extra, eye_y=200.0, centre_x=230.0, width=170.0)
+        _, _, c, predicted, broken = solve(head, jp.rules, size_mm=(jp.width_mm, jp.height_mm))
+        assert broken == {} and 5.0 <= predicted["chin_margin"] <= 9.0 and 2.0 <= predicted["crown_margin"] <= 6.0
+        assert 15.0 <= c <= 19.0
+
+
+def test_a_head_too_wide_for_the_frame_breaks_the_fewest_rules_and_says_which() -> None:
+    cn = get_spec("cn-passport")
+    wide = Head(crown_y=80.0, chin_y=317.0, eye_y=200.0, centre_x=230.0, width=300.0)
+    _, _, _, predicted, broken = solve(wide, cn.rules, size_mm=(cn.width_mm, cn.height_mm))
+    assert len(broken) == 1
+    (name, miss), = broken.items()
+    assert name in ("head_height", "head_width") and miss > 0
+    band = getattr(cn.rules, name)
+    assert miss == pytest.approx(max(band.low - predicted[name], predicted[name] - (band.high or math.inf)), abs=1e-6)
+    for other, value in predicted.items():
+        if other != name and other in cn.rules.bands():
+            assert cn.rules.bands()[other].contains(value)
+
+
+def test_the_head_cut_by_an_edge_is_named_and_anything_else_is_extended() -> None:
+    matte = head_matte((400, 500))
+    head = Head(crown_y=80.0, chin_y=300.0, eye_y=200.0, centre_x=230.0, width=160.0, eye_distance=60.0)
+    box = (160.0, 120.0, 300.0, 320.0)
+    assert head_cut_edge(head, roll_deg=0.0, pivot=(230.0, 200.0), box=box, shape=(400, 500)) is None
+    assert head_cut_edge(head, roll_deg=0.0, pivot=(230.0, 200.0), box=box, shape=(290, 500)) == "bottom"
+    assert head_cut_edge(head, roll_deg=0.0, pivot=(230.0, 200.0), box=(0.0, 120, 140, 320), shape=(400, 500)) == "left"
+    assert head_cut_edge(head, roll_deg=0.0, pivot=(230.0, 200.0), box=box, shape=(400, 280)) == "right"
+    spec = get_spec("us-passport")
+    placement = place_on_rules(head, spec.rules, roll_deg=0.0, pivot=(230.0, 200.0), size=(600, 600),
+                               size_mm=(spec.width_mm, spec.height_mm))
+    extension = needed_extension(placement, matte.shape)
+    assert extension.bottom > 0
+    colours = np.dstack([matte] * 3)
+    grown_fg, grown = extend(colours, matte, extension, body_from_y=300.0)
+    assert grown.shape == (400 + extension.top + extension.bottom, 500 + extension.left + extension.right)
+    # the body goes on below the old bottom edge: no row of the extension is empty under the torso
+    below = grown[400 + extension.top :]
+    assert (below[:, 230 + extension.left] >= 128).all()
+    # beyond the top and beside the head is background
+    if extension.top:
+        assert grown[: extension.top].max() == 0
+    out = warp(grown, placement.shifted(extension.left, extension.top))
+    assert (out[-1] >= 128).any(), "shoulders reach the bottom edge of the photo"
+    assert extension.mm(placement, size_mm=(50.8, 50.8))["bottom"] > 0
+
+
+def test_shoulders_widen_below_the_original() -> None:
+    matte = np.zeros((200, 500), np.uint8)
+    for row in range(200):
+        half = 40 + row // 2  # the outline widens by 0.5 px per row
+        matte[row, 250 - half : 250 + half] = 255
+    fg = np.dstack([matte] * 3)
+    _, grown = extend(fg, matte, Extension(bottom=60), body_from_y=0.0)
+    width_last = (grown[199] >= 128).sum()
+    width_new = (grown[259] >= 128).sum()
+    assert width_new == pytest.approx(width_last + 60, abs=6)
+
+
+def test_only_the_chosen_person_stays_in_the_matte() -> None:
+    matte = head_matte((600, 900), centre=(230, 220))
+    other = head_matte((600, 900), centre=(700, 260))
+    stray = np.zeros_like(matte)
+    stray[20:60, 820:880] = 255  # an object in the frame
+    both = np.maximum(np.maximum(matte, other), stray)
+    kept = keep_person(both, (160.0, 140.0, 300.0, 300.0))
+    assert (kept[:, :450] == matte[:, :450]).all()
+    assert kept[:, 500:].max() == 0
+
+
+def test_pose_from_landmarks() -> None:
+    frontal = np.array([[200, 200], [260, 200], [230, 233.4], [207, 260], [253, 260]], dtype=np.float64)
+    pose = estimate_pose(frontal)
+    assert abs(pose.yaw) < 1 and abs(pose.pitch) < 1 and abs(pose.roll) < 1e-6
+    turned = frontal.copy()
+    turned[2, 0] += 0.43 * 60 * math.tan(math.radians(20))  # the nose tip moves as a 20-degree turn moves it
+    assert estimate_pose(turned).yaw == pytest.approx(20, abs=0.5)
+    up = frontal.copy()
+    up[2, 1] -= 0.41 * 60 * math.tan(math.radians(10))
+    assert estimate_pose(up).pitch == pytest.approx(10, abs=0.5)
+    rolled = rotate_points(frontal, degrees=12, pivot=(230, 230))
+    assert estimate_pose(rolled).roll == pytest.approx(12, abs=1e-6)
+    assert estimate_pose(rolled).yaw == pytest.approx(0, abs=1)
+
+
+def test_report_has_every_rule_pose_and_says_what_it_cannot_check() -> None:
+    spec = get_spec("jp-passport")
+    placement = place_on_rules(HEAD, spec.rules, roll_deg=0.0, pivot=(230.0, 200.0),
+                               size=(spec.width_px, spec.height_px), size_mm=(spec.width_mm, spec.height_mm))
+    alpha = warp(head_matte(centre=(230, 200)), placement)
+    rgb = np.full(alpha.shape + (3,), 255, np.uint8)
+    landmarks = placement.input_to_output(np.array([[200, 200], [260, 200], [230, 233.4], [207, 260], [253, 260]], float))
+    checks = compliance_report(rgb=rgb, alpha=alpha, faces=[((0.0, 0.0, 300.0, 300.0), landmarks)],
+                               size=(spec.width_px, spec.height_px), dpi=(spec.dpi, spec.dpi), expected_dpi=spec.dpi,
+                               rules=spec.rules, size_mm=(spec.width_mm, spec.height_mm), background=(255, 255, 255),
+                               gradient=False, extended_mm={"bottom": 3.2})
+    by_name = {check.name: check.to_dict() for check in checks}
+    for rule in spec.rules.bands():
+        assert rule in by_name and by_name[rule]["unit"] == "mm"
+    for name in ("yaw_degrees", "pitch_degrees", "roll_degrees"):
+        assert by_name[name]["kind"] == "pose"
+    assert by_name["canvas_extended"]["value"] == {"bottom": 3.2} and by_name["canvas_extended"]["pass"] is None
+    unchecked = [c for c in by_name.values() if c["kind"] == "not_checked"]
+    assert unchecked and all(c["pass"] is None for c in unchecked)
+    assert any("hands, hats or glasses" in c["advice"] for c in unchecked)
+    assert 2.0 <= by_name["crown_margin"]["value"] <= 6.0

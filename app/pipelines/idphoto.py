@@ -23,14 +23,18 @@ from ..models.faces import Face
 from ..models.registry import FaceDetector
 from ..models.segmentation import AlphaMatting, Segmenter
 from ..imaging.placement import (
+    Extension,
     Placement,
     PlacementError,
-    check_chin_inside,
-    check_inside,
+    extend,
     eye_midpoint,
+    head_cut_edge,
+    keep_person,
     lighter,
-    measure_head,
-    place,
+    measure_upright,
+    needed_extension,
+    place_on_rules,
+    CHIN_BELOW_MOUTH,
     roll_degrees,
     upright_matte,
     vertical_gradient,
@@ -42,6 +46,9 @@ from ..timings import Timings
 FaceMode = Literal["single", "largest"]
 PEOPLE_MIN_WIDTH = 0.4  # faces narrower than this share of the largest face are not counted as people
 REFINE_CONTEXT = 2.2  # the refining crop's side, in face sizes
+RELEVEL_DEG = 1.0  # an output whose eye line still leans more than this gets a second levelling pass
+RELEVEL_MAX = 3.0  # degrees: the second pass corrects at most this much (the first reading had two estimates)
+RELEVEL_SPREAD = 3.0  # degrees: output readings further apart than this are too noisy to act on
 JPEG_QUALITY_MAX = 95
 JPEG_QUALITY_MIN = 25
 
@@ -72,10 +79,12 @@ class IdPhoto:
     placement: Placement
     checks: list[compliance.Check]
     jpeg_quality: int | None
+    extended_mm: dict[str, float] | None = None
 
     @property
     def compliant(self) -> bool:
-        return all(check.passed for check in self.checks)
+        """Every judged line passes (lines with pass None, information and not checked, are not judged)."""
+        return all(check.passed for check in self.checks if check.passed is not None)
 
     def report(self) -> dict[str, object]:
         return {"compliant": self.compliant, "checks": [check.to_dict() for check in self.checks]}
@@ -163,6 +172,93 @@ def encode_photo(pixels: np.ndarray, options: IdPhotoOptions) -> tuple[bytes, in
     return best
 
 
+def level(detector: FaceDetector, rgb: np.ndarray, face: Face) -> float:
+    """The face's roll in degrees from two readings: the refined landmarks, and landmarks detected
+    again on a crop levelled by that first reading (a detector is most precise on an upright face;
+    what it still sees there is the first reading's error). The two estimates are averaged."""
+    first = roll_degrees(face.landmarks)
+    height, width = rgb.shape[:2]
+    cx, cy = eye_midpoint(face.landmarks)
+    half = REFINE_CONTEXT * max(face.width, face.height) / 2.0
+    x0, y0 = max(0, int(cx - half)), max(0, int(cy - half))
+    x1, y1 = min(width, int(np.ceil(cx + half))), min(height, int(np.ceil(cy + half)))
+    if x1 - x0 < 16 or y1 - y0 < 16:
+        return first
+    crop = Image.fromarray(np.ascontiguousarray(rgb[y0:y1, x0:x1]))
+    levelled = np.asarray(crop.rotate(first, resample=Image.Resampling.BILINEAR, center=(cx - x0, cy - y0)))
+    found = detector.detect(np.ascontiguousarray(levelled))
+    if not found:
+        return first
+    best = min(found, key=lambda f: float(np.hypot(*(np.asarray(eye_midpoint(f.landmarks)) - (cx - x0, cy - y0)))))
+    second = first + roll_degrees(best.landmarks)
+    return (first + second) / 2.0
+
+
+def output_roll(detector: FaceDetector, pixels: np.ndarray, background: tuple[int, int, int]) -> float | None:
+    """The output's remaining roll: the median of three readings (the output, the output with a
+    border of background around it, the output enlarged to 800 px wide). None when they disagree by more
+    than RELEVEL_SPREAD degrees or a reading finds no single face: one noisy reading must not
+    turn a level photo."""
+    height, width = pixels.shape[:2]
+    pad = width // 2
+    padded = np.full((height + 2 * pad, width + 2 * pad, 3), background, np.uint8)
+    padded[pad : pad + height, pad : pad + width] = pixels
+    factor = max(1.0, 800.0 / width)  # small outputs (cn-passport is 390 px wide) read poorly
+    large = np.asarray(Image.fromarray(pixels).resize((round(width * factor), round(height * factor)), Image.Resampling.BICUBIC))
+    readings = []
+    for image in (pixels, padded, large):
+        found = people(detector.detect(np.ascontiguousarray(image)))
+        if len(found) != 1:
+            return None
+        readings.append(roll_degrees(found[0].landmarks))
+    if max(readings) - min(readings) > RELEVEL_SPREAD:
+        return None
+    return float(np.median(readings))
+
+
+def _cut_off(edge: str) -> PhotoRejected:
+    return PhotoRejected("photo_cut_off", CUT_MESSAGES[edge], details={"edge": edge})
+
+
+CUT_MESSAGES = {
+    "bottom": "The photo is cut off above the chin; use one that shows your whole face and some of your shoulders.",
+    "top": "The photo is cut off through the top of the head; use one that shows all of your hair.",
+    "left": "The photo is cut off through the left of the head; use one that shows your whole head.",
+    "right": "The photo is cut off through the right of the head; use one that shows your whole head.",
+}
+
+
+def _place(face: Face, alpha: np.ndarray, roll: float, spec: PhotoSpec) -> tuple[Placement, Extension]:
+    """Measure the head levelled by `roll`, solve the spec's rules, and say how far the output
+    reaches beyond the input. PhotoRejected(photo_cut_off, edge) when the head itself is cut."""
+    pivot = eye_midpoint(face.landmarks)
+    try:
+        head = measure_upright(face.landmarks, face.box, upright_matte(alpha, roll_deg=roll, pivot=pivot),
+                               roll_deg=roll, pivot=pivot)
+    except PlacementError as exc:
+        raise _cut_off(exc.edge) from None
+    edge = head_cut_edge(head, roll_deg=roll, pivot=pivot, box=face.box, shape=alpha.shape)
+    if edge is not None:
+        raise _cut_off(edge)
+    placement = place_on_rules(head, spec.rules, roll_deg=roll, pivot=pivot, size=(spec.width_px, spec.height_px),
+                               size_mm=(spec.width_mm, spec.height_mm))
+    return placement, needed_extension(placement, alpha.shape)
+
+
+def _render(foreground: np.ndarray, alpha: np.ndarray, placement: Placement, extension: Extension, chin_y: float,
+            options: IdPhotoOptions) -> tuple[np.ndarray, np.ndarray]:
+    """(output pixels flattened on the background, output matte)."""
+    if extension.any:
+        foreground, alpha = extend(foreground, alpha, extension, body_from_y=chin_y)
+        placement = placement.shifted(extension.left, extension.top)
+    alpha_out = warp(alpha, placement, fill=0)
+    rgb_out = clean_foreground(warp(foreground, placement, fill=0), alpha_out)
+    if options.gradient:
+        backdrop = vertical_gradient(placement.size, lighter(options.background), options.background)
+        return flatten(rgb_out, alpha_out, backdrop), alpha_out
+    return flatten(rgb_out, alpha_out, options.background), alpha_out
+
+
 def make_id_photo(
     rgb: np.ndarray,
     *,
@@ -172,9 +268,11 @@ def make_id_photo(
     max_side: int,
     timings: Timings,
 ) -> IdPhoto:
-    """From an upright (H, W, 3) uint8 RGB portrait to a compliant photo.
+    """From an upright (H, W, 3) uint8 RGB portrait to a photo placed on every rule of the spec.
 
-    Raises PhotoRejected (or NoFace) for photos that cannot make one (face count, cut off, max_kb).
+    Raises PhotoRejected (or NoFace) for photos that cannot make one (face count, the head itself
+    cut off by an edge, max_kb). Where the frame needs more than the original shows beside, above
+    or below the head, the canvas is extended (background, shoulders continued) and the report says so.
     """
     spec = options.spec
     with timings.stage("detect"):
@@ -182,33 +280,22 @@ def make_id_photo(
         face = choose_face(faces, options.face)
     with timings.stage("align"):
         face = refine(detector, rgb, face)
-        roll = roll_degrees(face.landmarks)
-        pivot = eye_midpoint(face.landmarks)
+        roll = level(detector, rgb, face)
     with timings.stage("segment"):
         matte = segmenter.matte(rgb, max_side=max_side, alpha_matting=options.alpha_matting)
+        alpha = keep_person(matte.alpha, face.box)
     with timings.stage("place"):
-        try:
-            head = measure_head(face.landmarks, face.box, upright_matte(matte.alpha, roll_deg=roll, pivot=pivot))
-            check_chin_inside(head, image_height=rgb.shape[0])
-            placement = place(
-                head,
-                roll_deg=roll,
-                pivot=pivot,
-                size=(spec.width_px, spec.height_px),
-                head_band=spec.head_height,
-                eye_band=spec.eye_line,
-            )
-            check_inside(placement, matte.alpha)
-        except PlacementError as exc:
-            raise PhotoRejected("photo_cut_off" if exc.edge else "placement", exc.message, details={"edge": exc.edge}) from None
+        placement, extension = _place(face, alpha, roll, spec)
+        chin_in = _chin_y(face)
     with timings.stage("composite"):
-        alpha_out = warp(matte.alpha, placement, fill=0)
-        rgb_out = clean_foreground(warp(matte.foreground, placement, fill=0), alpha_out)
-        if options.gradient:
-            backdrop = vertical_gradient(placement.size, lighter(options.background), options.background)
-            pixels = flatten(rgb_out, alpha_out, backdrop)
-        else:
-            pixels = flatten(rgb_out, alpha_out, options.background)
+        pixels, alpha_out = _render(matte.foreground, alpha, placement, extension, chin_in, options)
+        # the levelling checked on the output: a second pass when the eye line still leans
+        residual = output_roll(detector, pixels, options.background)
+        if residual is not None and abs(residual) > RELEVEL_DEG:
+            roll += float(np.clip(residual, -RELEVEL_MAX, RELEVEL_MAX))
+            placement, extension = _place(face, alpha, roll, spec)
+            pixels, alpha_out = _render(matte.foreground, alpha, placement, extension, chin_in, options)
+    extended_mm = extension.mm(placement, size_mm=(spec.width_mm, spec.height_mm))
     with timings.stage("encode"):
         data, quality = encode_photo(pixels, options)
     with timings.stage("check"):
@@ -222,10 +309,11 @@ def make_id_photo(
             size=(spec.width_px, spec.height_px),
             dpi=written.info.get("dpi"),
             expected_dpi=options.output_dpi,
-            head_band=spec.head_height,
-            eye_band=spec.eye_line,
+            rules=spec.rules,
+            size_mm=(spec.width_mm, spec.height_mm),
             background=options.background,
             gradient=options.gradient,
+            extended_mm=extended_mm,
         )
     return IdPhoto(
         pixels=pixels,
@@ -236,8 +324,16 @@ def make_id_photo(
         placement=placement,
         checks=checks,
         jpeg_quality=quality,
+        extended_mm=extended_mm,
     )
 
+
+def _chin_y(face: Face) -> float:
+    """The chin's row in the input (the eye-mouth line continued; see placement.chin_from_landmarks)."""
+    landmarks = face.landmarks
+    eye = (landmarks[0] + landmarks[1]) / 2.0
+    mouth = (landmarks[3] + landmarks[4]) / 2.0
+    return float(mouth[1] + CHIN_BELOW_MOUTH * (mouth[1] - eye[1]))
 
 
 def print_sheet(photo: IdPhoto, spec: PhotoSpec, paper: Paper, *, copies: int | None, dpi: int) -> tuple[SheetLayout, np.ndarray]:
