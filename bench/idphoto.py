@@ -85,7 +85,7 @@ def corpus_files(directory: Path, limit: int | None) -> list[Path]:
 
 def run_pair(rgb: np.ndarray, spec_id: str, *, background: str, face: str, detector, segmenter, settings) -> dict:  # noqa: ANN001
     """One portrait through one spec: the service's verdict and the inspector's."""
-    from app.errors import ApiError
+    from app.errors import ApiError, DomainError
     from app.pipelines.idphoto import IdPhotoOptions, make_id_photo
     from app.specs import get_spec, parse_colour
     from app.timings import Timings
@@ -98,7 +98,7 @@ def run_pair(rgb: np.ndarray, spec_id: str, *, background: str, face: str, detec
     try:
         photo = make_id_photo(rgb, detector=detector, segmenter=segmenter, options=options,
                               max_side=settings.working_max_side, timings=Timings())
-    except ApiError as exc:
+    except (ApiError, DomainError) as exc:
         details = dict(exc.details or {}) if hasattr(exc, "details") else {}
         return {"status": "refused", "code": exc.code, "edge": details.get("edge"), "message": exc.message,
                 "seconds": round(time.perf_counter() - started, 3)}
