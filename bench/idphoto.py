@@ -103,7 +103,7 @@ def run_pair(rgb: np.ndarray, spec_id: str, *, background: str, face: str, detec
         return {"status": "refused", "code": exc.code, "edge": details.get("edge"), "message": exc.message,
                 "seconds": round(time.perf_counter() - started, 3)}
     seconds = time.perf_counter() - started
-    service_failed = [check.name for check in photo.checks if not check.passed]
+    service_failed = [check.name for check in photo.checks if check.passed is False]  # None: not judged
     seen = np.asarray(Image.open(io.BytesIO(photo.data)).convert("RGB"))
     verdict = inspect_id_photo(
         seen, width_mm=spec.width_mm, height_mm=spec.height_mm, head_band=spec.head_height, eye_band=spec.eye_line,
