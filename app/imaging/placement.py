@@ -25,11 +25,10 @@ CHIN_BELOW_MOUTH = 0.95
 MIN_TOP_GAP = 0.05  # fraction of photo height always left above the crown (ICAO examples: 3-5 mm of 45)
 TOP_GAP_SHARE = 0.35  # without an eye-line rule: this share of the free height goes above the crown
 PERSON = 128  # alpha at or above this is the person (uint8 matte)
-EDGE_TOUCH = 0.02  # a person "touches" an image edge when this share of the edge's span is person
 
 
 class PlacementError(ValueError):
-    """The photo cannot be placed on the spec without inventing pixels; `edge` says which."""
+    """The head itself is cut off by an edge of the original; `edge` says which."""
 
     def __init__(self, edge: str, message: str) -> None:
         super().__init__(message)
@@ -141,102 +140,6 @@ def crown_from_matte(alpha: np.ndarray, *, x_range: tuple[float, float], eye_y: 
     if rows[0] == 0:
         raise PlacementError("top", "The photo is cut off above the top of the head; leave space above the hair.")
     return float(rows[0])
-
-
-def measure_head(landmarks: np.ndarray, box: tuple[float, float, float, float], upright_alpha: np.ndarray) -> Head:
-    """Head measurements in the upright frame from input landmarks (rotated here) and the upright matte."""
-    roll = roll_degrees(landmarks)
-    pivot = eye_midpoint(landmarks)
-    upright = rotate_points(landmarks, degrees=-roll, pivot=pivot)
-    eye_y = float((upright[0, 1] + upright[1, 1]) / 2.0)
-    centre_x = float((upright[0, 0] + upright[1, 0] + upright[3, 0] + upright[4, 0]) / 4.0)
-    face_width = box[2] - box[0]
-    crown = crown_from_matte(
-        upright_alpha, x_range=(centre_x - 0.35 * face_width, centre_x + 0.35 * face_width), eye_y=eye_y
-    )
-    return Head(crown_y=crown, chin_y=chin_from_landmarks(upright), eye_y=eye_y, centre_x=centre_x)
-
-
-def place(
-    head: Head,
-    *,
-    roll_deg: float,
-    pivot: tuple[float, float],
-    size: tuple[int, int],
-    head_band: tuple[float, float],
-    eye_band: tuple[float, float] | None,
-) -> Placement:
-    """Scale so the head fills the middle of `head_band` and place the eye line in `eye_band`
-    (fractions of the output height; eye line measured from the bottom), face centred."""
-    width, height = size
-    ratio = (head_band[0] + head_band[1]) / 2.0
-    eye_share = (head.chin_y - head.eye_y) / head.height  # eye height above the chin, share of the head
-    top_gap = _top_gap(ratio, eye_share, eye_band)
-    if eye_band is not None and not eye_band[0] <= 1.0 - top_gap - (1.0 - eye_share) * ratio <= eye_band[1]:
-        # the eye line cannot reach its band at this head size: shrink the head within its band
-        for candidate in np.linspace(ratio, head_band[0], 12):
-            gap = _top_gap(float(candidate), eye_share, eye_band)
-            if eye_band[0] <= 1.0 - gap - (1.0 - eye_share) * candidate <= eye_band[1]:
-                ratio, top_gap = float(candidate), gap
-                break
-    scale = ratio * height / head.height
-    origin_y = head.crown_y - top_gap * height / scale
-    origin_x = head.centre_x - (width / 2.0) / scale
-    eye_line = 1.0 - top_gap - (1.0 - eye_share) * ratio
-    return Placement(
-        roll_deg=roll_deg,
-        pivot=pivot,
-        scale=scale,
-        origin=(origin_x, origin_y),
-        size=size,
-        head_ratio=ratio,
-        eye_line=eye_line,
-    )
-
-
-def _top_gap(ratio: float, eye_share: float, eye_band: tuple[float, float] | None) -> float:
-    """Fraction of the height above the crown: from the eye-line band's middle when there is one."""
-    if eye_band is None:
-        return max(MIN_TOP_GAP, TOP_GAP_SHARE * (1.0 - ratio))
-    eye_target = (eye_band[0] + eye_band[1]) / 2.0
-    gap = 1.0 - eye_target - (1.0 - eye_share) * ratio
-    return min(max(gap, MIN_TOP_GAP), 1.0 - ratio - 0.01)
-
-
-def check_inside(placement: Placement, alpha: np.ndarray) -> None:
-    """PlacementError naming the edge when the output needs pixels beyond an input edge that the
-    person reaches (beyond an edge the person does not reach is background: filled, not invented)."""
-    height, width = alpha.shape
-    w_out, h_out = placement.size
-    a, b, c, d, e, f = placement.output_to_input()
-    corners = np.array([[0, 0], [w_out, 0], [0, h_out], [w_out, h_out]], dtype=np.float64)
-    xs = a * corners[:, 0] + b * corners[:, 1] + c
-    ys = d * corners[:, 0] + e * corners[:, 1] + f
-    x_lo, x_hi = max(0, int(xs.min())), min(width, int(math.ceil(xs.max())))
-    y_lo, y_hi = max(0, int(ys.min())), min(height, int(math.ceil(ys.max())))
-    person = alpha >= PERSON
-    checks = (
-        ("bottom", ys.max() > height + 1, person[-1, x_lo:x_hi]),
-        ("top", ys.min() < -1, person[0, x_lo:x_hi]),
-        ("left", xs.min() < -1, person[y_lo:y_hi, 0]),
-        ("right", xs.max() > width + 1, person[y_lo:y_hi, -1]),
-    )
-    for edge, beyond, line in checks:
-        if beyond and line.size and line.mean() >= EDGE_TOUCH:
-            raise PlacementError(edge, _CUT_MESSAGES[edge])
-
-
-_CUT_MESSAGES = {
-    "bottom": "The photo is cut off too close below the chin; use one that shows your shoulders.",
-    "top": "The photo is cut off too close above the head; leave space above the hair.",
-    "left": "The photo is cut off too close to the left of the head; step back or centre yourself.",
-    "right": "The photo is cut off too close to the right of the head; step back or centre yourself.",
-}
-
-
-def check_chin_inside(head: Head, *, image_height: int) -> None:
-    if head.chin_y > image_height - 1:
-        raise PlacementError("bottom", "The photo is cut off above the chin; include your whole face and shoulders.")
 
 
 def warp(pixels: np.ndarray, placement: Placement, *, fill: int | tuple[int, ...] = 0) -> np.ndarray:
