@@ -246,13 +246,16 @@ def _place(face: Face, alpha: np.ndarray, roll: float, spec: PhotoSpec) -> tuple
 
 
 def _render(foreground: np.ndarray, alpha: np.ndarray, placement: Placement, extension: Extension, chin_y: float,
-            options: IdPhotoOptions) -> tuple[np.ndarray, np.ndarray]:
-    """(output pixels flattened on the background, output matte)."""
+            options: IdPhotoOptions, *, clean: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(output pixels flattened on the background, output matte). `clean=False` skips the
+    foreground estimation under soft edges (a draft for measuring, not for the client)."""
     if extension.any:
         foreground, alpha = extend(foreground, alpha, extension, body_from_y=chin_y)
         placement = placement.shifted(extension.left, extension.top)
     alpha_out = warp(alpha, placement, fill=0)
-    rgb_out = clean_foreground(warp(foreground, placement, fill=0), alpha_out)
+    rgb_out = warp(foreground, placement, fill=0)
+    if clean:
+        rgb_out = clean_foreground(rgb_out, alpha_out)
     if options.gradient:
         backdrop = vertical_gradient(placement.size, lighter(options.background), options.background)
         return flatten(rgb_out, alpha_out, backdrop), alpha_out
@@ -288,13 +291,13 @@ def make_id_photo(
         placement, extension = _place(face, alpha, roll, spec)
         chin_in = _chin_y(face)
     with timings.stage("composite"):
-        pixels, alpha_out = _render(matte.foreground, alpha, placement, extension, chin_in, options)
-        # the levelling checked on the output: a second pass when the eye line still leans
-        residual = output_roll(detector, pixels, options.background)
+        # the levelling checked on a draft of the output: a second pass when the eye line still leans
+        draft, _ = _render(matte.foreground, alpha, placement, extension, chin_in, options, clean=False)
+        residual = output_roll(detector, draft, options.background)
         if residual is not None and abs(residual) > RELEVEL_DEG:
             roll += float(np.clip(residual, -RELEVEL_MAX, RELEVEL_MAX))
             placement, extension = _place(face, alpha, roll, spec)
-            pixels, alpha_out = _render(matte.foreground, alpha, placement, extension, chin_in, options)
+        pixels, alpha_out = _render(matte.foreground, alpha, placement, extension, chin_in, options)
     extended_mm = extension.mm(placement, size_mm=(spec.width_mm, spec.height_mm))
     with timings.stage("encode"):
         data, quality = encode_photo(pixels, options)
