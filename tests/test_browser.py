@@ -198,6 +198,11 @@ def test_desktop_id_photo_download_and_face_count_error(server: Server, browser:
         expect(page.locator("#verdict")).to_contain_text("Meets the Chinese 1-inch photo rules")
         assert page.locator("#checks li").count() >= 6
         expect(page.locator("#checks")).to_contain_text("Head size")
+        # what no model judges is said plainly, in a neutral style, never as a pass
+        unchecked = page.locator("#checks li.unchecked")
+        assert unchecked.count() >= 1
+        expect(unchecked.first).to_contain_text("We cannot check for hands, hats or glasses")
+        expect(page.locator("#checks")).to_contain_text("Facing the camera")
         expect(page.locator("#result-meta")).to_contain_text("made in")
 
         name, body = download(page, "#download-photo")
