@@ -7,6 +7,7 @@ Shared by the HTTP endpoint and the command line (`python -m app idphoto`). The 
 from __future__ import annotations
 
 import io
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -45,10 +46,11 @@ from ..timings import Timings
 
 FaceMode = Literal["single", "largest"]
 PEOPLE_MIN_WIDTH = 0.4  # faces narrower than this share of the largest face are not counted as people
-REFINE_CONTEXT = 2.2  # the refining crop's side, in face sizes
+REFINE_CONTEXT = 2.2  # the levelling crop's side, in face sizes
+REFINE_CONTEXTS = (1.6, 2.2, 3.0, 4.0)  # the refining crops' sides, in face sizes
+OUTPUT_BORDERS = (0.0, 0.2, 0.4, 0.6, 1.0)  # background borders around the output, in its widths
 RELEVEL_DEG = 1.0  # an output whose eye line still leans more than this gets a second levelling pass
 RELEVEL_MAX = 3.0  # degrees: the second pass corrects at most this much (the first reading had two estimates)
-RELEVEL_SPREAD = 3.0  # degrees: output readings further apart than this are too noisy to act on
 JPEG_QUALITY_MAX = 95
 JPEG_QUALITY_MIN = 25
 
@@ -112,23 +114,43 @@ def choose_face(faces: list[Face], mode: FaceMode) -> Face:
     return max(counted, key=lambda face: face.area)
 
 
+def _read(detector: FaceDetector, image: np.ndarray, near: tuple[float, float]) -> Face | None:
+    """The face detected in `image` whose eye midpoint is nearest `near` (image px), or None."""
+    found = detector.detect(np.ascontiguousarray(image))
+    if not found:
+        return None
+    return min(found, key=lambda f: float(np.hypot(*(np.asarray(eye_midpoint(f.landmarks)) - near))))
+
+
+def _median_face(readings: list[Face]) -> Face:
+    landmarks = np.median([f.landmarks for f in readings], axis=0).astype(np.float32)
+    box = tuple(float(v) for v in np.median([f.box for f in readings], axis=0))
+    return Face(box=box, score=max(f.score for f in readings), landmarks=landmarks)  # type: ignore[arg-type]
+
+
 def refine(detector: FaceDetector, rgb: np.ndarray, face: Face) -> Face:
-    """Detect again on a crop around `face`, so the face fills the detector's input and its
-    landmarks are several times more precise (the roll estimate needs them to a pixel)."""
+    """Detect again on crops around `face` so the face fills much of the detector's input, at
+    several sizes (REFINE_CONTEXTS face sizes): one CenterFace reading of the eye line moves by
+    several degrees with the face's size in its input, so the landmarks are the per-coordinate
+    median of the readings (the roll estimate needs them to a pixel)."""
     height, width = rgb.shape[:2]
     cx, cy = (face.box[0] + face.box[2]) / 2.0, (face.box[1] + face.box[3]) / 2.0
-    half = REFINE_CONTEXT * max(face.width, face.height) / 2.0
-    x0, y0 = max(0, int(cx - half)), max(0, int(cy - half))
-    x1, y1 = min(width, int(np.ceil(cx + half))), min(height, int(np.ceil(cy + half)))
-    if x1 - x0 >= 0.8 * width and y1 - y0 >= 0.8 * height:
-        return face  # the face already fills the photo
-    candidates = detector.detect(np.ascontiguousarray(rgb[y0:y1, x0:x1]))
-    if not candidates:
-        return face
-    best = min(candidates, key=lambda f: abs((f.box[0] + f.box[2]) / 2 + x0 - cx) + abs((f.box[1] + f.box[3]) / 2 + y0 - cy))
-    offset = np.array([x0, y0], dtype=np.float32)
-    box = (best.box[0] + x0, best.box[1] + y0, best.box[2] + x0, best.box[3] + y0)
-    return Face(box=box, score=best.score, landmarks=best.landmarks + offset)
+    near = eye_midpoint(face.landmarks)
+    readings = []
+    for context in REFINE_CONTEXTS:
+        half = context * max(face.width, face.height) / 2.0
+        x0, y0 = max(0, int(cx - half)), max(0, int(cy - half))
+        x1, y1 = min(width, int(np.ceil(cx + half))), min(height, int(np.ceil(cy + half)))
+        if x1 - x0 >= 0.9 * width and y1 - y0 >= 0.9 * height:
+            readings.append(face)  # the face already fills the photo: the first reading is this one
+            continue
+        best = _read(detector, rgb[y0:y1, x0:x1], (near[0] - x0, near[1] - y0))
+        if best is None:
+            continue
+        offset = np.array([x0, y0], dtype=np.float32)
+        box = (best.box[0] + x0, best.box[1] + y0, best.box[2] + x0, best.box[3] + y0)
+        readings.append(Face(box=box, score=best.score, landmarks=best.landmarks + offset))
+    return _median_face(readings) if readings else face
 
 
 def clean_foreground(rgb: np.ndarray, alpha: np.ndarray) -> np.ndarray:
@@ -173,47 +195,60 @@ def encode_photo(pixels: np.ndarray, options: IdPhotoOptions) -> tuple[bytes, in
 
 
 def level(detector: FaceDetector, rgb: np.ndarray, face: Face) -> float:
-    """The face's roll in degrees from two readings: the refined landmarks, and landmarks detected
-    again on a crop levelled by that first reading (a detector is most precise on an upright face;
-    what it still sees there is the first reading's error). The two estimates are averaged."""
+    """The face's roll in degrees from two estimates: the refined landmarks, and landmarks read
+    again (at several crop sizes) on a copy levelled by that first estimate (a detector is most
+    precise on an upright face; what it still sees there is the first estimate's error). The two
+    estimates are averaged; the output's own check (`output_roll`) takes what is left."""
     first = roll_degrees(face.landmarks)
     height, width = rgb.shape[:2]
     cx, cy = eye_midpoint(face.landmarks)
-    half = REFINE_CONTEXT * max(face.width, face.height) / 2.0
+    half = 2.5 * max(face.width, face.height)
     x0, y0 = max(0, int(cx - half)), max(0, int(cy - half))
     x1, y1 = min(width, int(np.ceil(cx + half))), min(height, int(np.ceil(cy + half)))
     if x1 - x0 < 16 or y1 - y0 < 16:
         return first
     crop = Image.fromarray(np.ascontiguousarray(rgb[y0:y1, x0:x1]))
     levelled = np.asarray(crop.rotate(first, resample=Image.Resampling.BILINEAR, center=(cx - x0, cy - y0)))
-    found = detector.detect(np.ascontiguousarray(levelled))
-    if not found:
-        return first
-    best = min(found, key=lambda f: float(np.hypot(*(np.asarray(eye_midpoint(f.landmarks)) - (cx - x0, cy - y0)))))
-    second = first + roll_degrees(best.landmarks)
+    shifted = Face(box=(face.box[0] - x0, face.box[1] - y0, face.box[2] - x0, face.box[3] - y0), score=face.score,
+                   landmarks=face.landmarks - np.array([x0, y0], np.float32))
+    again = refine(detector, levelled, shifted)
+    second = first + roll_degrees(again.landmarks)
     return (first + second) / 2.0
 
 
-def output_roll(detector: FaceDetector, pixels: np.ndarray, background: tuple[int, int, int]) -> float | None:
-    """The output's remaining roll: the median of three readings (the output, the output with a
-    border of background around it, the output enlarged to 800 px wide). None when they disagree by more
-    than RELEVEL_SPREAD degrees or a reading finds no single face: one noisy reading must not
-    turn a level photo."""
+def detect_output(detector: FaceDetector, pixels: np.ndarray, background: tuple[int, int, int]) -> tuple[list[Face], float]:
+    """The people on the output; for one face, its landmarks as the per-coordinate median of
+    readings with borders of background around the output (OUTPUT_BORDERS: the face at several
+    sizes in the detector's input; one CenterFace reading of the eye line moves by several degrees
+    with that size), and the spread (max - min) of the readings' roll in degrees. With other than
+    one face, the plain reading alone (spread inf)."""
+    found = people(detector.detect(pixels))
+    if len(found) != 1:
+        return found, math.inf
     height, width = pixels.shape[:2]
-    pad = width // 2
-    padded = np.full((height + 2 * pad, width + 2 * pad, 3), background, np.uint8)
-    padded[pad : pad + height, pad : pad + width] = pixels
-    factor = max(1.0, 800.0 / width)  # small outputs (cn-passport is 390 px wide) read poorly
-    large = np.asarray(Image.fromarray(pixels).resize((round(width * factor), round(height * factor)), Image.Resampling.BICUBIC))
-    readings = []
-    for image in (pixels, padded, large):
-        found = people(detector.detect(np.ascontiguousarray(image)))
-        if len(found) != 1:
-            return None
-        readings.append(roll_degrees(found[0].landmarks))
-    if max(readings) - min(readings) > RELEVEL_SPREAD:
+    near = eye_midpoint(found[0].landmarks)
+    readings = [found[0]]
+    for border in OUTPUT_BORDERS[1:]:
+        pad = int(round(border * width))
+        padded = np.empty((height + 2 * pad, width + 2 * pad, 3), np.uint8)
+        padded[:] = background
+        padded[pad : pad + height, pad : pad + width] = pixels
+        best = _read(detector, padded, (near[0] + pad, near[1] + pad))
+        if best is None:
+            continue
+        box = (best.box[0] - pad, best.box[1] - pad, best.box[2] - pad, best.box[3] - pad)
+        readings.append(Face(box=box, score=best.score, landmarks=best.landmarks - np.float32(pad)))
+    rolls = [roll_degrees(f.landmarks) for f in readings]
+    return [_median_face(readings)], max(rolls) - min(rolls)
+
+
+def output_roll(detector: FaceDetector, pixels: np.ndarray, background: tuple[int, int, int]) -> float | None:
+    """The output's remaining roll from the median landmarks of several readings (`detect_output`);
+    None when no single face is found."""
+    found, _ = detect_output(detector, pixels, background)
+    if len(found) != 1:
         return None
-    return float(np.median(readings))
+    return roll_degrees(found[0].landmarks)
 
 
 def _cut_off(edge: str) -> PhotoRejected:
@@ -304,7 +339,7 @@ def make_id_photo(
     with timings.stage("check"):
         written = Image.open(io.BytesIO(data))
         seen = np.asarray(written.convert("RGB"))
-        found = [(f.box, f.landmarks) for f in people(detector.detect(seen))]
+        found = [(f.box, f.landmarks) for f in detect_output(detector, seen, options.background)[0]]
         checks = compliance.report(
             rgb=seen,
             alpha=alpha_out,
