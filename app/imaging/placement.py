@@ -194,10 +194,12 @@ def lighter(colour: tuple[int, int, int], amount: float = 0.35) -> tuple[int, in
 # searched on a fine grid; among the placements that meet every rule the solver keeps the one
 # whose smallest slack (mm to the nearest band end, over every rule) is largest, i.e. the middle of
 # what is allowed, so measurement noise on the output has the most room. When nothing meets every
-# rule, it keeps the placement that breaks the fewest rules, then by the fewest mm in all, and says
-# which rules and by how much.
+# rule, it keeps the placement that breaks the fewest rules, then by the fewest mm in all (counted
+# against bands shrunk by SAFETY_MM, so the rules that hold keep a margin), and says which rules and
+# by how much.
 
 K_STEPS = 241  # grid over the scale
+SAFETY_MM = 0.5  # mm kept from a band's end where the rules leave room (the output is measured again)
 VERTICAL = ("head_height", "crown_margin", "chin_margin", "eye_line")
 HORIZONTAL = ("head_width", "side_margin", "centre_x", "eye_distance")
 RULE_NAMES = VERTICAL + HORIZONTAL
@@ -239,9 +241,20 @@ def band_slack(value: float, ends: tuple[float, float]) -> float:
     return min(value - low, high - value)
 
 
+def shrunk(ends: tuple[float, float]) -> tuple[float, float]:
+    """The band less a safety margin at each finite end (SAFETY_MM, or a fifth of a narrow band)."""
+    low, high = ends
+    margin = SAFETY_MM if not (math.isfinite(low) and math.isfinite(high)) else min(SAFETY_MM, 0.2 * (high - low))
+    return low + margin, high - margin
+
+
 def _score(values: dict[str, float | None], bands: dict[str, tuple[float, float]]) -> tuple[int, float, float, dict[str, float]]:
+    """(rules broken, mm outside the bands shrunk by their safety margins, -smallest slack, broken
+    rules -> mm outside the real band). The shrunk bands keep a rule that holds away from its
+    edge where another has to break, so noise in measuring the output does not break it too."""
     broken: dict[str, float] = {}
     slack = math.inf
+    margin_miss = 0.0
     for name, ends in bands.items():
         value = values.get(name)
         if value is None:
@@ -249,8 +262,9 @@ def _score(values: dict[str, float | None], bands: dict[str, tuple[float, float]
         miss = band_miss(value, ends)
         if miss > 1e-9:
             broken[name] = miss
+        margin_miss += band_miss(value, shrunk(ends))
         slack = min(slack, band_slack(value, ends))
-    return len(broken), sum(broken.values()), -slack, broken
+    return len(broken), margin_miss, -slack, broken
 
 
 def solve(
