@@ -136,15 +136,21 @@ def refine(detector: FaceDetector, rgb: np.ndarray, face: Face) -> Face:
     height, width = rgb.shape[:2]
     cx, cy = (face.box[0] + face.box[2]) / 2.0, (face.box[1] + face.box[3]) / 2.0
     near = eye_midpoint(face.landmarks)
+    fill = rgb.reshape(-1, 3).mean(axis=0).astype(np.uint8)
     readings = []
     for context in REFINE_CONTEXTS:
+        # a square of `context` face sizes around the face; where it passes the photo's edge, a
+        # plain border (a face that fills the whole input reads as poorly as a tiny one)
         half = context * max(face.width, face.height) / 2.0
-        x0, y0 = max(0, int(cx - half)), max(0, int(cy - half))
-        x1, y1 = min(width, int(np.ceil(cx + half))), min(height, int(np.ceil(cy + half)))
-        if x1 - x0 >= 0.9 * width and y1 - y0 >= 0.9 * height:
-            readings.append(face)  # the face already fills the photo: the first reading is this one
+        x0, y0 = int(cx - half), int(cy - half)
+        x1, y1 = int(np.ceil(cx + half)), int(np.ceil(cy + half))
+        canvas = np.empty((y1 - y0, x1 - x0, 3), np.uint8)
+        canvas[:] = fill
+        sx0, sy0, sx1, sy1 = max(0, x0), max(0, y0), min(width, x1), min(height, y1)
+        if sx1 <= sx0 or sy1 <= sy0:
             continue
-        best = _read(detector, rgb[y0:y1, x0:x1], (near[0] - x0, near[1] - y0))
+        canvas[sy0 - y0 : sy1 - y0, sx0 - x0 : sx1 - x0] = rgb[sy0:sy1, sx0:sx1]
+        best = _read(detector, canvas, (near[0] - x0, near[1] - y0))
         if best is None:
             continue
         offset = np.array([x0, y0], dtype=np.float32)
