@@ -70,10 +70,7 @@ def test_crown_is_the_top_of_the_head() -> None:
     assert crown_from_matte(matte, x_range=(190, 270), eye_y=200) == pytest.approx(80, abs=1)
 
 
-def test_a_head_cut_by_the_top_edge_is_refused() -> None:
-    with pytest.raises(PlacementError) as info:
-        crown_from_matte(head_matte(top=-20), x_range=(190, 270), eye_y=200)
-    assert info.value.edge == "top"
+def test_no_head_above_the_eyes_is_refused() -> None:
     with pytest.raises(PlacementError):
         crown_from_matte(np.zeros((100, 100), np.uint8), x_range=(10, 90), eye_y=50)
 
@@ -186,10 +183,14 @@ def test_the_head_cut_by_an_edge_is_named_and_anything_else_is_extended() -> Non
     matte = head_matte((400, 500))
     head = Head(crown_y=80.0, chin_y=300.0, eye_y=200.0, centre_x=230.0, width=160.0, eye_distance=60.0)
     box = (160.0, 120.0, 300.0, 320.0)
-    assert head_cut_edge(head, roll_deg=0.0, pivot=(230.0, 200.0), box=box, shape=(400, 500)) is None
-    assert head_cut_edge(head, roll_deg=0.0, pivot=(230.0, 200.0), box=box, shape=(290, 500)) == "bottom"
-    assert head_cut_edge(head, roll_deg=0.0, pivot=(230.0, 200.0), box=(0.0, 120, 140, 320), shape=(400, 500)) == "left"
-    assert head_cut_edge(head, roll_deg=0.0, pivot=(230.0, 200.0), box=box, shape=(400, 280)) == "right"
+    marks = np.array([[200, 200], [260, 200], [230, 230], [205, 245], [255, 245]], dtype=np.float64)  # chin ~288
+    assert head_cut_edge(marks, box, matte) is None
+    assert head_cut_edge(marks, box, matte[:280]) == "bottom"
+    assert head_cut_edge(marks, (0.0, 120.0, 140.0, 320.0), matte) == "left"
+    assert head_cut_edge(marks, box, matte[:, :280]) == "right"
+    assert head_cut_edge(marks - (0, 100), box, matte[100:]) == "top", "the hair runs off the top edge"
+    rolled = rotate_points(marks, degrees=20, pivot=(230, 200))
+    assert head_cut_edge(rolled, box, matte) is None
     spec = get_spec("us-passport")
     placement = place_on_rules(head, spec.rules, roll_deg=0.0, pivot=(230.0, 200.0), size=(600, 600),
                                size_mm=(spec.width_mm, spec.height_mm))

@@ -125,8 +125,8 @@ def chin_from_landmarks(upright: np.ndarray) -> float:
 
 def crown_from_matte(alpha: np.ndarray, *, x_range: tuple[float, float], eye_y: float) -> float:
     """Top of the head (y, px) in an upright (H, W) uint8 matte: the highest person row within the
-    head's columns, above the eyes. PlacementError("top") when the person reaches the top edge
-    there (the top of the head is cut off) or no head is found above the eyes."""
+    head's columns, above the eyes. PlacementError("top") when no head is found above the eyes.
+    (Whether the original cuts the head is `head_cut_edge`'s question, asked in the original's frame.)"""
     height, width = alpha.shape
     x0 = max(0, int(math.floor(x_range[0])))
     x1 = min(width, int(math.ceil(x_range[1])))
@@ -137,8 +137,6 @@ def crown_from_matte(alpha: np.ndarray, *, x_range: tuple[float, float], eye_y: 
     rows = np.flatnonzero(band.mean(axis=1) >= 0.1)  # a row counts when 10% of the head's width is person
     if rows.size == 0:
         raise PlacementError("top", "No head was found above the eyes; use a photo with a plain background.")
-    if rows[0] == 0:
-        raise PlacementError("top", "The photo is cut off above the top of the head; leave space above the hair.")
     return float(rows[0])
 
 
@@ -449,21 +447,32 @@ EXTEND_ROWS = 24  # rows at the body's bottom whose outline slopes are continued
 MAX_WIDENING = 1.2  # px per row: a shoulder outline is continued at most this steeply
 
 
-def head_cut_edge(head: Head, *, roll_deg: float, pivot: tuple[float, float], box: tuple[float, float, float, float],
-                  shape: tuple[int, int]) -> str | None:
-    """The edge of the original that cuts the head itself (chin below the bottom edge, face or ears
-    beyond a side), or None. (The crown at the top edge is found by `crown_from_matte`.)"""
-    height, width = shape
-    chin = rotate_points(np.array([[head.centre_x, head.chin_y]]), degrees=roll_deg, pivot=pivot)[0]
-    if chin[1] > height - 1:
-        return "bottom"
-    half = HEAD_HALF_WIDTH * (head.eye_distance or (box[2] - box[0]) / 2.0)
-    sides = rotate_points(np.array([[head.centre_x - half, head.eye_y], [head.centre_x + half, head.eye_y]]),
-                          degrees=roll_deg, pivot=pivot)
+def head_cut_edge(landmarks: np.ndarray, box: tuple[float, float, float, float], alpha: np.ndarray) -> str | None:
+    """The edge of the original (H, W) that cuts the head itself, or None. Judged in the original's
+    own frame (a levelled copy has new empty corners): the face or ears past a side (the face box
+    at the edge, or the head's half width beside the eye midpoint, HEAD_HALF_WIDTH eye distances,
+    past it), the chin (see `chin_from_landmarks`, along the face's axis) below the bottom edge, or
+    the hair at the top edge over the head's columns (10 % of them person in the top row)."""
+    height, width = alpha.shape
+    points = np.asarray(landmarks, dtype=np.float64)
+    roll = roll_degrees(points)
+    pivot = eye_midpoint(points)
+    upright = rotate_points(points, degrees=-roll, pivot=pivot)
+    eye_y = float((upright[0, 1] + upright[1, 1]) / 2.0)
+    centre_x = float((upright[0, 0] + upright[1, 0] + upright[3, 0] + upright[4, 0]) / 4.0)
+    half = HEAD_HALF_WIDTH * float(np.hypot(*(upright[1] - upright[0])))
+    sides = rotate_points(np.array([[centre_x - half, eye_y], [centre_x + half, eye_y]]), degrees=roll, pivot=pivot)
     if sides[0, 0] < 0 or box[0] <= EDGE_SLACK:
         return "left"
     if sides[1, 0] > width or box[2] >= width - EDGE_SLACK:
         return "right"
+    chin = rotate_points(np.array([[centre_x, chin_from_landmarks(upright)]]), degrees=roll, pivot=pivot)[0]
+    if chin[1] > height - 1:
+        return "bottom"
+    x0 = max(0, int(sides[:, 0].min()))
+    x1 = min(width, int(math.ceil(sides[:, 0].max())))
+    if x1 > x0 and (alpha[0, x0:x1] >= PERSON).mean() >= 0.1:
+        return "top"
     return None
 
 

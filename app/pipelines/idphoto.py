@@ -273,14 +273,14 @@ def _place(face: Face, alpha: np.ndarray, roll: float, spec: PhotoSpec) -> tuple
     """Measure the head levelled by `roll`, solve the spec's rules, and say how far the output
     reaches beyond the input. PhotoRejected(photo_cut_off, edge) when the head itself is cut."""
     pivot = eye_midpoint(face.landmarks)
+    edge = head_cut_edge(face.landmarks, face.box, alpha)
+    if edge is not None:
+        raise _cut_off(edge)
     try:
         head = measure_upright(face.landmarks, face.box, upright_matte(alpha, roll_deg=roll, pivot=pivot),
                                roll_deg=roll, pivot=pivot)
     except PlacementError as exc:
         raise _cut_off(exc.edge) from None
-    edge = head_cut_edge(head, roll_deg=roll, pivot=pivot, box=face.box, shape=alpha.shape)
-    if edge is not None:
-        raise _cut_off(edge)
     placement = place_on_rules(head, spec.rules, roll_deg=roll, pivot=pivot, size=(spec.width_px, spec.height_px),
                                size_mm=(spec.width_mm, spec.height_mm))
     return placement, needed_extension(placement, alpha.shape)
