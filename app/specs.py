@@ -43,10 +43,10 @@ __all__ = [
     "MAX_DPI",
     "MAX_SIDE_PX",
     "MIN_DPI",
+    "SPECS",
     "Band",
     "PhotoSpec",
     "Rules",
-    "SPECS",
     "Source",
     "custom_spec",
     "get_spec",
@@ -202,9 +202,10 @@ class Band:
     def contains(self, mm: float) -> bool:
         return (self.low is None or mm >= self.low) and (self.high is None or mm <= self.high)
 
-    def to_dict(self, *, of_mm: float) -> dict[str, Any]:
-        """mm values, the same as fractions of `of_mm` (the photo height or width), and sources."""
+    def to_dict(self, *, of_mm: float, of: str = "height") -> dict[str, Any]:
+        """mm values, the same as fractions of `of_mm` (the photo height or width, named by `of`), sources."""
         return {
+            "fraction_of": of,
             "low_mm": self.low,
             "high_mm": self.high,
             "low_fraction": _fraction(self.low, of_mm),
@@ -331,8 +332,9 @@ class Rules:
         out: dict[str, Any] = {}
         for name in VERTICAL_RULES + HORIZONTAL_RULES:
             band = getattr(self, name)
-            of_mm = height_mm if name in VERTICAL_RULES else width_mm
-            out[name] = None if band is None else band.to_dict(of_mm=of_mm)
+            vertical = name in VERTICAL_RULES
+            of_mm = height_mm if vertical else width_mm
+            out[name] = None if band is None else band.to_dict(of_mm=of_mm, of="height" if vertical else "width")
         out["crown"] = self.crown
         out["pose"] = {
             "max_yaw_deg": self.max_yaw_deg,
@@ -377,7 +379,8 @@ class PhotoSpec:
     `head_height`/`eye_line` are fractions of the photo height (chin-to-crown; eye line above the
     bottom edge) derived from `rules`; `PhotoSpec` refuses fractions that do not match the rules.
     `min_px`/`max_px` are (width, height) windows an authority states for a digital upload;
-    `min_kb`/`max_kb` its file-size bounds in KB; `file_source` backs all four.
+    `min_kb`/`max_kb` its file-size bounds in KB; `file_source` backs all four. `size_source`
+    backs the print (or nominal) size; every spec in SPECS has one, a custom spec has none.
     """
 
     id: str
@@ -398,6 +401,7 @@ class PhotoSpec:
     max_px: tuple[int, int] | None = None
     min_kb: int | None = None
     file_source: Source | None = None
+    size_source: Source | None = None  # where width_mm x height_mm (or the pixel size) comes from
 
     def __post_init__(self) -> None:
         if not (isinstance(self.id, str) and _SLUG_RE.fullmatch(self.id)):
@@ -455,10 +459,12 @@ class PhotoSpec:
             if value is not None and not _positive_pair(value):
                 raise ValueError(f"{self.id}: {label} must be a (width, height) pair of positive integers")
         stated = (self.min_px, self.max_px, self.min_kb, self.max_kb)
-        if any(value is not None for value in stated) and self.file_source is None and self.country != "XX":
+        if any(value is not None for value in stated) and self.file_source is None:
             raise ValueError(f"{self.id}: a pixel window or file-size bound needs a file_source")
-        if self.file_source is not None and not isinstance(self.file_source, Source):
-            raise ValueError(f"{self.id}: file_source must be a Source")
+        for label in ("file_source", "size_source"):
+            value = getattr(self, label)
+            if value is not None and not isinstance(value, Source):
+                raise ValueError(f"{self.id}: {label} must be a Source")
         if self.min_px is not None and (self.width_px < self.min_px[0] or self.height_px < self.min_px[1]):
             raise ValueError(f"{self.id}: {self.width_px} x {self.height_px} px is under min_px {self.min_px}")
         if self.max_px is not None and (self.width_px > self.max_px[0] or self.height_px > self.max_px[1]):
@@ -475,7 +481,7 @@ class PhotoSpec:
             for source in band.sources():
                 if source not in found:
                     found.append(source)
-        for source in (self.rules.pose_source, self.file_source):
+        for source in (self.size_source, self.rules.pose_source, self.file_source):
             if source is not None and source not in found:
                 found.append(source)
         return found
@@ -504,6 +510,7 @@ class PhotoSpec:
             "min_px": pair(self.min_px),
             "max_px": pair(self.max_px),
             "file_source": None if self.file_source is None else self.file_source.to_dict(),
+            "size_source": None if self.size_source is None else self.size_source.to_dict(),
             "source": self.source,
             "rules": self.rules.to_dict(width_mm=self.width_mm, height_mm=self.height_mm),
         }
@@ -535,6 +542,7 @@ class PhotoSpec:
             max_px=pair(data["max_px"]),
             min_kb=data["min_kb"],
             file_source=None if data["file_source"] is None else Source.from_dict(data["file_source"]),
+            size_source=None if data["size_source"] is None else Source.from_dict(data["size_source"]),
         )
 
 
@@ -556,6 +564,7 @@ def _spec(
     width_mm: float,
     height_mm: float,
     dpi: int,
+    size_source: Source,
     rules: Rules,
     backgrounds: tuple[str, ...],
     source: str,
@@ -577,8 +586,8 @@ def _spec(
         dpi=dpi,
         width_px=mm_to_px(width_mm, dpi),
         height_px=mm_to_px(height_mm, dpi),
-        head_height=(round(head.low / height_mm, 4), round(head.high / height_mm, 4)),  # type: ignore[operator]
-        eye_line=None if eye is None else (round(eye.low / height_mm, 4), round(eye.high / height_mm, 4)),  # type: ignore[operator]
+        head_height=_fractions(head, height_mm),
+        eye_line=None if eye is None else _fractions(eye, height_mm),
         backgrounds=backgrounds,
         max_kb=max_kb,
         source=source,
@@ -587,7 +596,15 @@ def _spec(
         max_px=max_px,
         min_kb=min_kb,
         file_source=file_source,
+        size_source=size_source,
     )
+
+
+def _fractions(band: Band, height_mm: float) -> tuple[float, float]:
+    """A closed band's ends as fractions of `height_mm`, rounded to 4 places."""
+    if band.low is None or band.high is None:
+        raise ValueError("a band given as fractions must be closed")
+    return (round(band.low / height_mm, 4), round(band.high / height_mm, 4))
 
 
 def _default(reason: str, *, url: str = PILOTLIGHT_URL, about: str = "authority states no rule") -> Source:
@@ -653,7 +670,10 @@ ICAO_HEAD_TEXT = (
 )
 
 US_PASSPORT_HEAD = Source(
-    title="U.S. Department of State, travel.state.gov 'Passport Photos' (as quoted by visa-photo 0.1.0, retrieved 2026-09-06)",
+    title=(
+        "U.S. Department of State, travel.state.gov 'Passport Photos' (as quoted by visa-photo 0.1.0, retrieved "
+        "2026-09-06)"
+    ),
     url=US_PASSPORT_URL,
     quote=(
         "The size of your head in the printed photo must be between 1 -1 3/8 inches (25 - 35 mm) from the "
@@ -669,7 +689,10 @@ US_PAPER_TEMPLATE = Source(
     quote="2 inch · 2 inch · 1 inch to 1 3/8 inch · 1 1/8 inch to 1 3/8 inch",
 )
 US_VISA_HEAD = Source(
-    title="U.S. Department of State, travel.state.gov 'Photo Requirements' (visas) (as quoted by visa-photo 0.1.0, retrieved 2026-09-06)",
+    title=(
+        "U.S. Department of State, travel.state.gov 'Photo Requirements' (visas) (as quoted by visa-photo 0.1.0, "
+        "retrieved 2026-09-06)"
+    ),
     url=US_VISA_URL,
     quote=(
         "Sized such that the head is between 1 inch and 1 3/8 inches (22 mm and 35 mm) or 50% and 69% of the "
@@ -838,7 +861,10 @@ IN_PASSPORT_HEAD = Source(
 )
 IN_EVISA_URL = "https://indianvisaonline.gov.in/visa/"
 IN_EVISA_HEAD = Source(
-    title="Government of India, e-Visa photo specifications (indianvisaonline.gov.in; wording as reproduced in a stored third-party copy)",
+    title=(
+        "Government of India, e-Visa photo specifications (indianvisaonline.gov.in; wording as reproduced in a stored "
+        "third-party copy)"
+    ),
     url=IN_EVISA_URL,
     quote=(
         "Make sure that photo presents full head from top of hair to bottom of chin. Head should measure 1 "
@@ -865,7 +891,10 @@ IN_ONLINE = Source(
         "(wording as reported, in Malayalam, by a stored news copy; the figures agree with "
         "passport-photo-specs-data 1.0.1)"
     ),
-    url="https://mportal.passportindia.gov.in/pdf/Guidelines_for_ICAO_Compliant_Photographs_for_Passport_Applications.pdf",
+    url=(
+        "https://mportal.passportindia.gov.in/pdf/"
+        "Guidelines_for_ICAO_Compliant_Photographs_for_Passport_Applications.pdf"
+    ),
     quote=(
         "ഫോട്ടോയുടെ 80-85% ഭാഗവും മുഖം ഉൾക്കൊള്ളുന്ന തരത്തിൽ തലയുടെയും തോളുകളുടെയും ക്ലോസ് അപ്പ് ആയിരിക്കണം. "
         "630*810 പിക്സൽ അളവിൽ കളർ ഫോട്ടോ ആയിരിക്കണം. ഫോട്ടോയുടെ പശ്ചാത്തലം വെള്ളയായിരിക്കണം."
@@ -888,11 +917,19 @@ CN_CONSULAR_FILE = Source(
     quote="数字照片文件须为JPEG格式,文件大小在30K到80K字节之间。",
 )
 CN_VISA_HEAD = Source(
-    title="PRC visa photo requirements sheet (Chinese Visa Application Service Center; as quoted by visa-photo 0.1.0, retrieved 2026-09-04)",
+    title=(
+        "PRC visa photo requirements sheet (Chinese Visa Application Service Center; as quoted by visa-photo 0.1.0, "
+        "retrieved 2026-09-04)"
+    ),
     url=CN_SHEET_URL,
-    quote="the head height, measured from the base of the chin to the crown of the head, should be between 28 mm and 33 mm.",
+    quote=(
+        "the head height, measured from the base of the chin to the crown of the head, should be between 28 mm and 33 "
+        "mm."
+    ),
 )
-CN_VISA_WIDTH = Source(title=CN_VISA_HEAD.title, url=CN_SHEET_URL, quote="The head width should be between 15 mm and 22 mm")
+CN_VISA_WIDTH = Source(
+    title=CN_VISA_HEAD.title, url=CN_SHEET_URL, quote="The head width should be between 15 mm and 22 mm"
+)
 CN_VISA_CROWN = Source(
     title=CN_VISA_HEAD.title,
     url=CN_SHEET_URL,
@@ -932,7 +969,9 @@ CN_ONLINE_EYE = Source(
         "the eyes should be > 256 pixels."
     ),
 )
-CN_ONLINE_EYES_APART = Source(title=CN_VISA_HEAD.title, url=CN_SHEET_URL, quote="The inter-eye distance should be > 60 pixels.")
+CN_ONLINE_EYES_APART = Source(
+    title=CN_VISA_HEAD.title, url=CN_SHEET_URL, quote="The inter-eye distance should be > 60 pixels."
+)
 GA461 = Source(
     title="MPS China, GA 461-2004 '居民身份证制证用数字相片技术要求' (as reproduced in a stored copy)",
     url=GA461_COPY_URL,
@@ -1055,16 +1094,81 @@ SA_EVISA = Source(
 )
 BR_EVISA_URL = "https://www.gov.br/mre/pt-br/embaixada-viena/vistos/e-visa"
 
+US_PASSPORT_SIZE = Source(
+    title=US_PASSPORT_HEAD.title,
+    url=US_PASSPORT_URL,
+    quote="The correct printed size of a passport photo is 2 x 2 inches (51 x 51 mm).",
+)
+US_DIGITAL_SQUARE = Source(
+    title=US_DIGITAL_FILE.title,
+    url=US_DIGITAL_URL,
+    quote=(
+        "The image dimensions must be in a square aspect ratio (the height must be equal to the width). "
+        "Minimum acceptable dimensions are 600 x 600 pixels."
+    ),
+)
+ICAO_SIZE = Source(
+    title="ICAO Doc 9303 Part 3 (8th edition), 3.9.1.2 (as quoted by visa-photo 0.1.0)",
+    url="https://www.icao.int/sites/default/files/publications/DocSeries/9303_p3_cons_en.pdf",
+    quote="Submitted portraits should be 45.0 mm x 35.0 mm (1.77 in x 1.38 in) in dimension.",
+)
+UK_SIZE = Source(title=UK_HEAD.title, url=UK_URL, quote="measure 45 millimetres (mm) high by 35mm wide")
+AU_SIZE = Source(
+    title=AU_HEAD.title,
+    url=AU_HEAD.url,
+    quote="be 45-50 mm in height and 35-40 mm in width (as per Australian Passport Photo Guide 2008)",
+)
+DE_SIZE = Source(
+    title=(
+        "German passport photo rule (wording as given on a stored photographer's page; the Passverordnung itself "
+        "is not in our store)"
+    ),
+    url="https://www.passbild-pro.de/anleitung/passbildvorschriften",
+    quote="Das Lichtbild muss die Größe 45mm x 35mm im Hochformat und ohne Rand haben.",
+)
+FR_SIZE = Source(title=FR_HEAD.title, url=FR_HEAD.url, quote="Largeur : 3,5 cm · Hauteur : 4,5 cm")
+CN_HK_COMMISSIONER_URL = "http://www.fmcoprc.gov.hk/eng/fwxx/wgrqz/t1418248.htm"
+CN_VISA_SIZE = Source(
+    title=(
+        "Office of the Commissioner of the Ministry of Foreign Affairs of the PRC in the HKSAR, 'Photo of visa "
+        "application must satisfy requirements' (from 15 December 2016)"
+    ),
+    url=CN_HK_COMMISSIONER_URL,
+    quote="Photo size: 48mmx33mm, width of head: 15mm to 22mm, head eight of head: 20mm to 33mm.",
+)
+CN_VISA_POSE = Source(
+    title=(
+        CN_VISA_SIZE.title + "; 'left or right tilt' read as yaw (turn), and the roll limit is pilotlight's "
+        "ISO/IEC 19794-5 default (8 degrees), which meets either reading"
+    ),
+    url=CN_HK_COMMISSIONER_URL,
+    quote="Head position: ≤20°left or right tilt, and ≤25°up or down tilt.",
+)
+BR_EVISA = Source(
+    title=(
+        "Embassy of Brazil in Vienna, 'e-Visa' (gov.br/mre; as recorded by passport-photo-specs-data 1.0.1, "
+        "verification 'official_text_read', checked 2026-10-12)"
+    ),
+    url=BR_EVISA_URL,
+    quote="width_mm 51, height_mm 51; background white; digital upload plus printed copy (both mandatory)",
+)
+TRADE_SIZES = _default(
+    "Chinese 一寸 photos are 25 x 35 mm and 二寸 photos 35 x 49 mm (大二寸 35 x 53 mm also circulates) by trade "
+    "convention; CV photos commonly use the 35 x 45 mm passport size.",
+    about="no authority (trade convention)",
+)
+
 # --- the table --------------------------------------------------------------------------------
 # The 25 countries whose citizens travel most: the list named in issue 14 (which follows the
 # UNWTO ranking of international tourism expenditure; not re-checked here). Covered below:
 # China, US, Germany, UK, France, Italy, Canada, South Korea, Japan, India, Spain (DNI),
 # Netherlands, Australia, Brazil (visa), Saudi Arabia (eVisa), Switzerland, Belgium, Poland,
-# Austria, Hong Kong, Taiwan, Singapore. Not covered, on purpose: Mexico and Sweden take the
-# passport photo at the issuing office (SRE since 2018; the Swedish police), so no submitted photo
-# has rules to meet; Russia's photo rules could not be read in a stored copy of the MVD text
-# with its address (only unattributed copies), so no spec rather than a guess. Swedish and
-# Mexican travellers to Schengen/the US use those specs.
+# Austria, Hong Kong, Taiwan, Singapore. Not covered: Mexico's SRE takes the passport photo at the
+# appointment (since 2018, as Mexican news pages in our store report), so no submitted photo has
+# rules to meet; Sweden's passport photo is taken at the police office as we understand it (not
+# checked against a stored page); Russia's photo rules could not be read in a stored copy of the
+# MVD text with its address (only unattributed copies). No spec rather than a guess. Mexican and
+# Swedish travellers to Schengen or the US use those specs.
 
 _SPEC_LIST: tuple[PhotoSpec, ...] = (
     # United States passport: 2 x 2 in print. Inches govern (the page's "25 - 35 mm" rounds
@@ -1077,6 +1181,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=TWO_INCH_MM,
         height_mm=TWO_INCH_MM,
         dpi=300,
+        size_source=US_PASSPORT_SIZE,
         rules=Rules(
             head_height=Band(
                 1 * MM_PER_INCH,
@@ -1107,12 +1212,16 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=TWO_INCH_MM,
         height_mm=TWO_INCH_MM,
         dpi=300,
+        size_source=US_DIGITAL_SQUARE,
         rules=Rules(
             head_height=Band(
                 0.50 * TWO_INCH_MM,
                 0.69 * TWO_INCH_MM,
                 US_VISA_HEAD,
-                note="50-69 % of the image height, as mm of the 2 x 2 in (50.8 mm) print; the page's '22 mm' is not applied.",
+                note=(
+                    "50-69 % of the image height, as mm of the 2 x 2 in (50.8 mm) print; the page's '22 mm' is not "
+                    "applied."
+                ),
             ),
             eye_line=Band(
                 0.56 * TWO_INCH_MM,
@@ -1139,6 +1248,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=ICAO_SIZE,
         rules=Rules(
             head_height=Band(
                 32,
@@ -1160,6 +1270,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=DE_MISSION_RIGA,
         rules=Rules(
             head_height=Band(32, 36, DE_MISSION_RIGA),
             eye_line=Band(0.50 * 45, 0.70 * 45, ISO_EYES, note="50-70 % of 45 mm."),
@@ -1175,6 +1286,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=UK_SIZE,
         rules=Rules(head_height=Band(29, 34, UK_HEAD)),
         backgrounds=("light-grey", "cream", "off-white"),
         max_kb=10 * 1024,
@@ -1189,6 +1301,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=50,
         height_mm=70,
         dpi=600,
+        size_source=CA_PASSPORT_HEAD,
         rules=Rules(head_height=Band(31, 36, CA_PASSPORT_HEAD), crown="skull"),
         backgrounds=("white", "off-white", "light-grey"),
         source="IRCC, canada.ca 'Passport photos' (Canadian passports)",
@@ -1202,6 +1315,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=AU_SIZE,
         rules=Rules(head_height=Band(32, 36, AU_HEAD, note="The photo may be 35-40 x 45-50 mm; 35 x 45 mm is used.")),
         backgrounds=("white", "light-grey"),
         source="Australian Passport Office, passports.gov.au photo guidelines",
@@ -1217,6 +1331,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=1.5 * MM_PER_INCH,
         height_mm=2 * MM_PER_INCH,
         dpi=800,
+        size_source=NZ_PASSPORT_FILE,
         rules=Rules(
             head_height=Band(
                 0.70 * 2 * MM_PER_INCH,
@@ -1249,8 +1364,17 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=DE_SIZE,
         rules=Rules(
-            head_height=Band(32, 36, DE_HEAD),
+            head_height=Band(
+                32,
+                36,
+                DE_HEAD,
+                note=(
+                    "The same text sets a looser refusal threshold: photos are refused only 'wenn die Gesichtshöhe "
+                    "27 mm unterschreitet oder 40 mm überschreitet'; 32-36 mm is the rule applied."
+                ),
+            ),
             eye_line=Band(0.50 * 45, 0.70 * 45, ISO_EYES, note="50-70 % of 45 mm."),
             crown="skull",
         ),
@@ -1266,6 +1390,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=FR_SIZE,
         rules=Rules(head_height=Band(32, 36, FR_HEAD), crown="skull"),
         backgrounds=("light-grey", "light-blue"),
         source="ANTS / service-public.fr F10619 'Quelle photo fournir pour un titre d'identité ?'",
@@ -1279,6 +1404,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=JP_MOFA,
         rules=Rules(
             head_height=Band(32, 36, JP_MOFA),
             crown_margin=Band(2, 6, JP_MOFA),
@@ -1287,7 +1413,10 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
                 15,
                 19,
                 JP_MOFA,
-                note="Measured from the face centre to each side edge; on 35 mm both hold when the centre is 16-19 mm from the left edge.",
+                note=(
+                    "Measured from the face centre to each side edge; on 35 mm both hold when the centre is 16-19 mm "
+                    "from the left edge."
+                ),
             ),
         ),
         backgrounds=("white", "light-grey", "light-blue"),
@@ -1302,6 +1431,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=KR_MOFA,
         rules=Rules(head_height=Band(32, 36, KR_MOFA), crown="skull"),
         backgrounds=("white",),
         source="MOFA Korea, passport photo standard (2022.10)",
@@ -1316,12 +1446,14 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=290,
+        size_source=SG_FILE,
         rules=Rules(
             head_height=Band(
                 0.60 * 45,
                 0.80 * 45,
                 _default(
-                    "ICA cites the ICAO standard but states no head-height number; 60-80 % of the height is our loose band.",
+                    "ICA cites the ICAO standard but states no head-height number; 60-80 % of the height is our loose "
+                    "band.",
                     url=ICA_URL,
                 ),
             )
@@ -1344,6 +1476,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=TWO_INCH_MM,
         height_mm=TWO_INCH_MM,
         dpi=300,
+        size_source=IN_PASSPORT_HEAD,
         rules=Rules(
             head_height=Band(
                 0.70 * TWO_INCH_MM,
@@ -1365,8 +1498,11 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=TWO_INCH_MM,
         height_mm=TWO_INCH_MM,
         dpi=300,
+        size_source=IN_EVISA_FILE,
         rules=Rules(
-            head_height=Band(1 * MM_PER_INCH, 1.375 * MM_PER_INCH, IN_EVISA_HEAD, note="1 in and 1 3/8 in of the 2 in square."),
+            head_height=Band(
+                1 * MM_PER_INCH, 1.375 * MM_PER_INCH, IN_EVISA_HEAD, note="1 in and 1 3/8 in of the 2 in square."
+            ),
             eye_line=Band(
                 1.125 * MM_PER_INCH,
                 1.375 * MM_PER_INCH,
@@ -1395,11 +1531,14 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=33,
         height_mm=48,
         dpi=300,
+        size_source=CN_CONSULAR,
         rules=Rules(
             head_height=Band(28, 33, CN_CONSULAR),
             crown_margin=Band(3, 5, CN_CONSULAR),
             chin_margin=Band(7, None, CN_CONSULAR),
-            head_width=Band(15, 22, CN_CONSULAR, note="The mainland entry-exit rule says 21-24 mm; the consular 15-22 mm is used."),
+            head_width=Band(
+                15, 22, CN_CONSULAR, note="The mainland entry-exit rule says 21-24 mm; the consular 15-22 mm is used."
+            ),
             crown="hair",
         ),
         backgrounds=("white",),
@@ -1418,12 +1557,21 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=33,
         height_mm=48,
         dpi=290,
+        size_source=CN_VISA_SIZE,
         rules=Rules(
-            head_height=Band(28, 33, CN_VISA_HEAD),
+            head_height=Band(
+                28,
+                33,
+                CN_VISA_HEAD,
+                note="The HK commissioner's page prints '20mm to 33mm' (a typo, we think); the sheet's 28 mm is used.",
+            ),
             crown_margin=Band(3, 5, CN_VISA_CROWN),
             chin_margin=Band(7, None, CN_VISA_CHIN),
             head_width=Band(15, 22, CN_VISA_WIDTH),
             crown="hair",
+            max_yaw_deg=20,
+            max_pitch_deg=25,
+            pose_source=CN_VISA_POSE,
         ),
         backgrounds=("white", "off-white"),
         max_kb=120,
@@ -1441,12 +1589,14 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=26,
         height_mm=32,
         dpi=350,
+        size_source=GA461,
         rules=Rules(
             head_height=Band(
                 0.62 * 32,
                 0.78 * 32,
                 _default(
-                    "GA 461-2004 says only '头部占照片尺寸的2/3' (the head about 2/3 of the photo); 62-78 % around it is our loose band.",
+                    "GA 461-2004 says only '头部占照片尺寸的2/3' (the head about 2/3 of the photo); 62-78 % around it is our "
+                    "loose band.",
                     url=GA461_COPY_URL,
                 ),
             ),
@@ -1457,8 +1607,12 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
                 note="At least 207 of 441 px above the bottom edge, as mm of the 32 mm print.",
                 high_source=_default("GA 461 sets no upper eye line; 72 % of the height is ours.", url=GA461_COPY_URL),
             ),
-            crown_margin=Band(7 / 441 * 32, 21 / 441 * 32, GA461, note="7-21 of 441 px (top of the hair), as mm of 32 mm."),
-            head_width=Band(193 / 358 * 26, 221 / 358 * 26, GA461, note="Face width 207 +/- 14 of 358 px, as mm of 26 mm."),
+            crown_margin=Band(
+                7 / 441 * 32, 21 / 441 * 32, GA461, note="7-21 of 441 px (top of the hair), as mm of 32 mm."
+            ),
+            head_width=Band(
+                193 / 358 * 26, 221 / 358 * 26, GA461, note="Face width 207 +/- 14 of 358 px, as mm of 26 mm."
+            ),
             crown="hair",
         ),
         backgrounds=("white",),
@@ -1473,12 +1627,14 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=25,
         height_mm=35,
         dpi=300,
+        size_source=TRADE_SIZES,
         rules=Rules(
             head_height=Band(
                 0.58 * 35,
                 0.75 * 35,
                 _default(
-                    "一寸 photos follow a trade convention, not a standard; 58-75 % around the customary 'head about 2/3 of the photo' is ours.",
+                    "一寸 photos follow a trade convention, not a standard; 58-75 % around the customary 'head about "
+                    "2/3 of the photo' is ours.",
                     about="no authority (trade convention)",
                 ),
             )
@@ -1495,6 +1651,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=49,
         dpi=300,
+        size_source=TRADE_SIZES,
         rules=Rules(
             head_height=Band(
                 0.58 * 49,
@@ -1516,6 +1673,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=300,
+        size_source=TRADE_SIZES,
         rules=Rules(
             head_height=Band(
                 0.50 * 45,
@@ -1538,9 +1696,14 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=TWO_INCH_MM,
         height_mm=TWO_INCH_MM,
         dpi=300,
+        size_source=US_DV_FILE,
         rules=Rules(
-            head_height=Band(0.50 * TWO_INCH_MM, 0.69 * TWO_INCH_MM, US_VISA_HEAD, note="50-69 % of the 600 px height, as mm of 2 in."),
-            eye_line=Band(0.56 * TWO_INCH_MM, 0.69 * TWO_INCH_MM, US_VISA_EYE, note="56-69 % of the height, as mm of 2 in."),
+            head_height=Band(
+                0.50 * TWO_INCH_MM, 0.69 * TWO_INCH_MM, US_VISA_HEAD, note="50-69 % of the 600 px height, in mm."
+            ),
+            eye_line=Band(
+                0.56 * TWO_INCH_MM, 0.69 * TWO_INCH_MM, US_VISA_EYE, note="56-69 % of the height, as mm of 2 in."
+            ),
             crown="hair",
         ),
         backgrounds=("white", "off-white"),
@@ -1560,6 +1723,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=UK_FILE,
         rules=Rules(
             head_height=Band(
                 29,
@@ -1588,6 +1752,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=CA_TRV_FILE,
         rules=Rules(head_height=Band(31, 36, CA_TRV_HEAD)),
         backgrounds=("white", "off-white"),
         max_kb=4 * 1024,
@@ -1604,12 +1769,13 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=px_to_mm(630, 300),
         height_mm=px_to_mm(810, 300),
         dpi=300,
+        size_source=IN_ONLINE,
         rules=Rules(
             head_height=Band(
                 0.80 * px_to_mm(810, 300),
                 0.85 * px_to_mm(810, 300),
                 IN_ONLINE,
-                note="'80-85 %' read as chin-to-crown over the 810 px height (our reading), as mm of the nominal print.",
+                note="'80-85 %' read as chin-to-crown over the 810 px height (ours), in mm of the nominal print.",
             )
         ),
         backgrounds=("white",),
@@ -1629,6 +1795,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=px_to_mm(354, 300),
         height_mm=px_to_mm(472, 300),
         dpi=300,
+        size_source=CN_ONLINE_SIZE,
         rules=Rules(
             head_height=Band(
                 0.70 * px_to_mm(472, 300),
@@ -1648,8 +1815,15 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
                 high_source=ISO_EYES,
             ),
             crown_margin=Band(px_to_mm(10, 300), px_to_mm(70, 300), CN_ONLINE_CROWN, note="10-70 px at 300 dpi."),
-            head_width=Band(px_to_mm(191, 300), px_to_mm(219, 300), CN_ONLINE_WIDTH, note="205 - 14 = 191 to 205 + 14 = 219 px at 300 dpi."),
-            eye_distance=Band(px_to_mm(60, 300), None, CN_ONLINE_EYES_APART, note="'> 60 px' applied as >= 60 px, at 300 dpi."),
+            head_width=Band(
+                px_to_mm(191, 300),
+                px_to_mm(219, 300),
+                CN_ONLINE_WIDTH,
+                note="205 - 14 = 191 to 205 + 14 = 219 px at 300 dpi.",
+            ),
+            eye_distance=Band(
+                px_to_mm(60, 300), None, CN_ONLINE_EYES_APART, note="'> 60 px' applied as >= 60 px, at 300 dpi."
+            ),
             crown="hair",
         ),
         backgrounds=("white",),
@@ -1670,12 +1844,14 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=px_to_mm(480, 300),
         height_mm=px_to_mm(640, 300),
         dpi=300,
+        size_source=CHSI,
         rules=Rules(
             head_height=Band(
                 0.58 * px_to_mm(640, 300),
                 0.75 * px_to_mm(640, 300),
                 _default(
-                    "CHSI's requirements name eye and crown position checks without numbers; 58-75 % of the height is our loose band.",
+                    "CHSI's requirements name eye and crown position checks without numbers; 58-75 % of the height is "
+                    "our loose band.",
                     url="https://m.tftnews.com/news2960762",
                 ),
             )
@@ -1697,12 +1873,16 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=px_to_mm(1500, 800),
         height_mm=px_to_mm(2000, 800),
         dpi=800,
+        size_source=NZ_VISA_FILE,
         rules=Rules(
             head_height=Band(
                 0.70 * px_to_mm(2000, 800),
                 0.80 * px_to_mm(2000, 800),
                 NZ_VISA_HEAD,
-                note="'face covers 70-80% of the image' read as hair-inclusive head height over image height (as visa-photo reads it).",
+                note=(
+                    "'face covers 70-80% of the image' read as hair-inclusive head height over image height (as "
+                    "visa-photo reads it)."
+                ),
             ),
             crown="hair",
         ),
@@ -1722,8 +1902,17 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=DE_SIZE,
         rules=Rules(
-            head_height=Band(32, 36, DE_HEAD),
+            head_height=Band(
+                32,
+                36,
+                DE_HEAD,
+                note=(
+                    "The same text sets a looser refusal threshold: photos are refused only 'wenn die Gesichtshöhe "
+                    "27 mm unterschreitet oder 40 mm überschreitet'; 32-36 mm is the rule applied."
+                ),
+            ),
             eye_line=Band(0.50 * 45, 0.70 * 45, ISO_EYES, note="50-70 % of 45 mm."),
             crown="skull",
         ),
@@ -1739,6 +1928,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=IT_HEAD,
         rules=Rules(
             head_height=Band(
                 0.70 * 45,
@@ -1759,6 +1949,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=26,
         height_mm=32,
         dpi=600,
+        size_source=ES_DNI,
         rules=Rules(
             head_height=Band(
                 0.70 * 32,
@@ -1779,6 +1970,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=NL_HEAD,
         rules=Rules(
             head_height=Band(26, 30, NL_HEAD),
             head_width=Band(16, 20, NL_HEAD, note="Measured between the ear bases ('van ooraanzet tot ooraanzet')."),
@@ -1794,6 +1986,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=BE_HEAD,
         rules=Rules(head_height=Band(31, 36, BE_HEAD)),
         backgrounds=("white",),
         source="Belgian municipal photo norms (Steenokkerzeel 'Pasfoto normen')",
@@ -1808,7 +2001,19 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
-        rules=Rules(head_height=Band(29, 34, CH_HEAD, note="Read from the figure's dimension labels (29 mm and 34 mm on a 45 x 35 mm photo).")),
+        size_source=CH_HEAD,
+        rules=Rules(
+            head_height=Band(
+                29,
+                34,
+                CH_HEAD,
+                note=(
+                    "Read from the figure's dimension labels (29 mm and 34 mm on a 45 x 35 mm photo). Its '5 mm' above "
+                    "the head is one figure, not a band, and fedpol's 50-70 % eye band is for digital photos on USB "
+                    "sticks: neither is applied to this print."
+                ),
+            )
+        ),
         backgrounds=("light-grey", "white", "off-white"),
         source="fedpol 'Fotomustertafel' (Swiss passports and identity cards)",
     ),
@@ -1821,13 +2026,15 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=AT_HEAD,
         rules=Rules(
             head_height=Band(
                 30,
                 36,
                 AT_HEAD,
                 low_source=_default(
-                    "BMI asks for 'ca. 2/3 des Bildes' and sets only a maximum; 2/3 of 45 mm = 30 mm is applied as our minimum.",
+                    "BMI asks for 'ca. 2/3 des Bildes' and sets only a maximum; 2/3 of 45 mm = 30 mm is applied as "
+                    "our minimum.",
                     url=AT_URL,
                     about="authority states no minimum head height",
                 ),
@@ -1845,6 +2052,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=PL_HEAD,
         rules=Rules(head_height=Band(31, 36, PL_HEAD), eye_line=Band(20, 30, PL_HEAD)),
         backgrounds=("light-grey", "white", "light-blue"),
         source="MSZ Poland (consular posts) passport photo requirements",
@@ -1857,6 +2065,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=40,
         height_mm=50,
         dpi=600,
+        size_source=HK_HEAD,
         rules=Rules(head_height=Band(32, 36, HK_HEAD)),
         backgrounds=("white",),
         source="Immigration Department HKSAR, 'Photo Specification for Travel Documents'",
@@ -1870,6 +2079,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=35,
         height_mm=45,
         dpi=600,
+        size_source=TW_HEAD,
         rules=Rules(head_height=Band(32, 36, TW_HEAD), crown="skull"),
         backgrounds=("white",),
         source="Bureau of Consular Affairs (Taiwan), 'Guidelines for e-Passport Photographs'",
@@ -1883,6 +2093,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=TWO_INCH_MM,
         height_mm=TWO_INCH_MM,
         dpi=100,
+        size_source=SA_EVISA,
         rules=Rules(
             head_height=Band(
                 0.70 * TWO_INCH_MM,
@@ -1908,6 +2119,7 @@ _SPEC_LIST: tuple[PhotoSpec, ...] = (
         width_mm=51,
         height_mm=51,
         dpi=300,
+        size_source=BR_EVISA,
         rules=Rules(
             head_height=Band(
                 1 * MM_PER_INCH,

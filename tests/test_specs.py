@@ -232,6 +232,7 @@ def test_to_dict_round_trips(spec: PhotoSpec) -> None:
         "min_px",
         "max_px",
         "file_source",
+        "size_source",
         "source",
         "rules",
     }

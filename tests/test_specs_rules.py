@@ -48,7 +48,7 @@ def test_at_least_40_unique_specs_and_the_old_ids_remain() -> None:
 def test_every_bound_has_a_source_with_a_quote(spec: PhotoSpec) -> None:
     bands = spec.rules.bands()
     assert "head_height" in bands
-    for name, band in bands.items():
+    for band in bands.values():
         for end in ("low", "high"):
             if getattr(band, end) is not None:
                 _source_ok(band.source_of(end))
@@ -126,17 +126,42 @@ def test_all_vertical_rules_can_hold_at_once_for_a_typical_head(spec: PhotoSpec)
 @pytest.mark.parametrize("spec", ALL, ids=IDS)
 def test_pose_limits(spec: PhotoSpec) -> None:
     rules = spec.rules
-    assert 0 < rules.max_yaw_deg <= 10 and 0 < rules.max_pitch_deg <= 10 and 0 < rules.max_roll_deg <= 10
+    limits = (rules.max_yaw_deg, rules.max_pitch_deg, rules.max_roll_deg)
+    if rules.pose_source == ISO_POSE:
+        assert limits == (5, 5, 8)
+    else:  # an authority's own numbers
+        assert not rules.pose_source.is_default
+        assert all(0 < value <= 45 for value in limits)
+        for value in (rules.max_yaw_deg, rules.max_pitch_deg):
+            assert f"{value:g}°" in rules.pose_source.quote
     assert rules.crown in ("hair", "skull", "unstated")
+
+
+def test_cn_visa_pose_is_the_commissioners() -> None:
+    rules = SPECS["cn-visa"].rules
+    assert (rules.max_yaw_deg, rules.max_pitch_deg, rules.max_roll_deg) == (20, 25, 8)
+    assert "≤20°left or right tilt" in rules.pose_source.quote
+
+
+@pytest.mark.parametrize("spec", ALL, ids=IDS)
+def test_every_size_has_a_source(spec: PhotoSpec) -> None:
+    assert spec.size_source is not None
+    _source_ok(spec.size_source)
+    if not spec.size_source.is_default:
+        # the quote names the size: millimetres, centimetres, inches or pixels, in its own language
+        units = ("mm", "cm", "inch", "px", "pixel", "像素", "мм", "milímetros", "പിക്സൽ")
+        assert any(unit in spec.size_source.quote for unit in units)
 
 
 def test_pose_tolerances_are_labelled_as_ours() -> None:
     assert ISO_POSE.is_default and "ISO/IEC 19794-5" in ISO_POSE.title
-    assert (SPECS["icao"].rules.max_yaw_deg, SPECS["icao"].rules.max_pitch_deg, SPECS["icao"].rules.max_roll_deg) == (5, 5, 8)
+    rules = SPECS["icao"].rules
+    assert (rules.max_yaw_deg, rules.max_pitch_deg, rules.max_roll_deg) == (5, 5, 8)
 
 
 def test_loose_bands_say_they_are_ours() -> None:
-    for spec_id in ("cn-1inch", "cn-2inch", "resume", "sg-passport", "cn-chsi", "es-dni", "br-visa", "uk-passport-online"):
+    ours = ("cn-1inch", "cn-2inch", "resume", "sg-passport", "cn-chsi", "es-dni", "br-visa", "uk-passport-online")
+    for spec_id in ours:
         source = SPECS[spec_id].rules.head_height.source
         assert source.is_default and source.title.startswith(DEFAULT_PREFIX), spec_id
     for spec_id in ("us-passport", "uk-passport", "cn-passport", "jp-passport", "pl-passport", "tw-passport"):
