@@ -207,7 +207,11 @@ def test_the_head_cut_by_an_edge_is_named_and_anything_else_is_extended() -> Non
         assert grown[: extension.top].max() == 0
     out = warp(grown, placement.shifted(extension.left, extension.top))
     assert (out[-1] >= 128).any(), "shoulders reach the bottom edge of the photo"
-    assert extension.mm(placement, size_mm=(50.8, 50.8))["bottom"] > 0
+    # in mm of the print: input px -> output px (the scale) -> mm (50.8 mm over 600 px)
+    assert extension.mm(placement, size_mm=(50.8, 50.8))["bottom"] == pytest.approx(
+        (extension.bottom - 2) * placement.scale * 50.8 / 600, abs=0.01)
+    rows_beyond = 600 - placement.input_to_output(np.array([[0.0, 400.0]]))[0][1]  # output rows past the old edge
+    assert extension.mm(placement, size_mm=(50.8, 50.8))["bottom"] == pytest.approx(rows_beyond * 50.8 / 600, abs=0.3)
 
 
 def test_shoulders_widen_below_the_original() -> None:

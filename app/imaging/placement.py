@@ -445,6 +445,7 @@ HEAD_HALF_WIDTH = 1.0  # the head's half width beside the eye midpoint, in eye d
 EDGE_SLACK = 1.0  # px: a face box this close to an edge touches it
 EXTEND_ROWS = 24  # rows at the body's bottom whose outline slopes are continued below the photo
 MAX_WIDENING = 1.2  # px per row: a shoulder outline is continued at most this steeply
+BICUBIC_REACH = 2  # px added beyond what the output covers, for the resampling's reach (not reported)
 
 
 def head_cut_edge(landmarks: np.ndarray, box: tuple[float, float, float, float], alpha: np.ndarray) -> str | None:
@@ -491,14 +492,14 @@ class Extension:
 
     def mm(self, placement: Placement, *, size_mm: tuple[float, float]) -> dict[str, float]:
         """The extension in mm of the print, per edge that was extended."""
-        mm_per_px = size_mm[1] / placement.size[1] / placement.scale  # mm of print per input px
-        out = {edge: round(getattr(self, edge) * mm_per_px, 2) for edge in ("top", "bottom", "left", "right")}
+        mm_per_px = size_mm[1] / placement.size[1] * placement.scale  # mm of print per input px
+        out = {edge: round(max(0, getattr(self, edge) - BICUBIC_REACH) * mm_per_px, 2)
+               for edge in ("top", "bottom", "left", "right")}
         return {edge: value for edge, value in out.items() if value > 0}
 
 
 def needed_extension(placement: Placement, shape: tuple[int, int]) -> Extension:
-    """How far the output reaches beyond each edge of an input of `shape` (H, W), px (+2 for the
-    bicubic's reach)."""
+    """How far the output reaches beyond each edge of an input of `shape` (H, W), px (+BICUBIC_REACH)."""
     height, width = shape
     a, b, c, d, e, f = placement.output_to_input()
     w_out, h_out = placement.size
@@ -507,7 +508,7 @@ def needed_extension(placement: Placement, shape: tuple[int, int]) -> Extension:
     ys = d * corners[:, 0] + e * corners[:, 1] + f
 
     def beyond(value: float) -> int:
-        return int(math.ceil(value)) + 2 if value > 0 else 0
+        return int(math.ceil(value)) + BICUBIC_REACH if value > 0 else 0
 
     return Extension(
         left=beyond(-xs.min()), top=beyond(-ys.min()), right=beyond(xs.max() - width), bottom=beyond(ys.max() - height)
