@@ -273,3 +273,16 @@ def test_report_has_every_rule_pose_and_says_what_it_cannot_check() -> None:
     assert unchecked and all(c["pass"] is None for c in unchecked)
     assert any("hands, hats or glasses" in c["advice"] for c in unchecked)
     assert 2.0 <= by_name["crown_margin"]["value"] <= 6.0
+
+
+def test_a_body_cut_by_a_side_edge_continues_as_a_sloping_shoulder() -> None:
+    matte = np.zeros((300, 200), np.uint8)
+    matte[200:, :120] = 255  # the body runs into the left edge from row 200 down
+    matte[60:80, :30] = 255  # an arm (or a neighbour's shoulder) touches the edge higher up
+    fg = np.dstack([matte] * 3)
+    _, grown = extend(fg, matte, Extension(left=40), body_from_y=150.0)
+    beyond = grown[:, :40] >= 128
+    assert not beyond[:200].any(), "nothing beyond the edge above the body: the arm is not continued"
+    tops = [int(np.flatnonzero(beyond[:, column])[0]) for column in (39, 20, 0)]  # next to the edge, then outwards
+    assert tops[0] <= tops[1] <= tops[2] and tops[2] - tops[0] > 10, "the shoulder falls away outwards"
+    assert beyond[-1].all(), "the body reaches the new edge at the bottom"

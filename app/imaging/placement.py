@@ -445,6 +445,8 @@ HEAD_HALF_WIDTH = 1.0  # the head's half width beside the eye midpoint, in eye d
 EDGE_SLACK = 1.0  # px: a face box this close to an edge touches it
 EXTEND_ROWS = 24  # rows at the body's bottom whose outline slopes are continued below the photo
 MAX_WIDENING = 1.2  # px per row: a shoulder outline is continued at most this steeply
+SHOULDER_SLOPE = 0.45  # rows down per column out: a shoulder beyond a side edge falls about 24 degrees
+EDGE_BAND = 4  # px: the body "runs into" a side edge when any of its last columns is person (mattes are soft there)
 BICUBIC_REACH = 2  # px added beyond what the output covers, for the resampling's reach (not reported)
 
 
@@ -519,8 +521,8 @@ def extend(foreground: np.ndarray, alpha: np.ndarray, extension: Extension, *, b
     """The input's colours (H, W, 3) and matte (H, W) grown by `extension`.
 
     Above `body_from_y` (input rows; the chin) what lies beyond an edge is background (matte 0).
-    Beside the body (rows below it) the edge column is continued outwards, so a body cut by a side
-    edge goes on to the new edge. Below the photo the body's outline keeps its slope (shoulders
+    Where the body runs into a side edge down to the bottom, it continues outwards as a shoulder
+    sloping down (`_continue_side`), in the edge column's colours. Below the photo the body's outline keeps its slope (shoulders
     widen as they did in the last rows) and each new row is the last row stretched to that outline,
     so no straight cut of clothing appears inside the output."""
     if not extension.any:
@@ -528,11 +530,8 @@ def extend(foreground: np.ndarray, alpha: np.ndarray, extension: Extension, *, b
     height, width = alpha.shape
     fg, al = foreground, alpha
     if extension.left or extension.right:
-        left = np.repeat(al[:, :1], extension.left, axis=1)
-        right = np.repeat(al[:, -1:], extension.right, axis=1)
-        head_rows = np.arange(height) < body_from_y
-        left[head_rows] = 0
-        right[head_rows] = 0
+        left = _continue_side(al[:, :EDGE_BAND].max(axis=1), extension.left, body_from_y)[:, ::-1]
+        right = _continue_side(al[:, -EDGE_BAND:].max(axis=1), extension.right, body_from_y)
         al = np.concatenate([left, al, right], axis=1)
         fg = np.concatenate([np.repeat(fg[:, :1], extension.left, axis=1), fg,
                              np.repeat(fg[:, -1:], extension.right, axis=1)], axis=1)
@@ -544,6 +543,27 @@ def extend(foreground: np.ndarray, alpha: np.ndarray, extension: Extension, *, b
         al = np.concatenate([np.zeros((extension.top, al.shape[1]), np.uint8), al], axis=0)
         fg = np.concatenate([np.repeat(fg[:1], extension.top, axis=0), fg], axis=0)
     return np.ascontiguousarray(fg), np.ascontiguousarray(al)
+
+
+def _continue_side(edge: np.ndarray, columns: int, body_from_y: float) -> np.ndarray:
+    """(H, columns) matte beyond a side edge, the first column next to the edge: the body where it
+    runs into that edge continues as a shoulder. The body is the run of person rows at the edge
+    that reaches the bottom (below the chin; an arm or object touching the edge higher up is not
+    continued, and neither is anything beside the head); its top slopes down by SHOULDER_SLOPE
+    per column outwards, as a shoulder does, instead of a straight horizontal cut."""
+    height = edge.shape[0]
+    out = np.zeros((height, columns), np.uint8)
+    if columns <= 0 or edge[-1] < PERSON:
+        return out
+    outside = np.flatnonzero(edge < PERSON)
+    start = int(outside[-1]) + 1 if outside.size else 0
+    start = max(start, int(math.ceil(body_from_y)))
+    if start >= height:
+        return out
+    rows = np.arange(height)[:, None]
+    tops = start + SHOULDER_SLOPE * np.arange(1, columns + 1)[None, :]
+    out[(rows >= tops)] = 255
+    return out
 
 
 def _outline(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
