@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             target = args.out / f"{path.stem}-{spec.id}-{spec.width_px}x{spec.height_px}.{extension}"
             _write(target, photo.data)
-            failed = [check.name for check in photo.checks if not check.passed]
+            failed = [check.name for check in photo.checks if check.passed is False]
             log.info("ok      %s -> %s (%.2f s%s)", path, target, sum(timings.stages.values()), f"; check: {', '.join(failed)}" if failed else "")
             if paper is not None:
                 layout, sheet = print_sheet(photo, spec, paper, copies=args.copies, dpi=300)

@@ -126,7 +126,7 @@ def run_pair(
         return {"status": "refused", "code": exc.code, "edge": details.get("edge"), "message": exc.message,
                 "seconds": round(time.perf_counter() - started, 3)}
     seconds = time.perf_counter() - started
-    service_failed = [check.name for check in photo.checks if not check.passed]
+    service_failed = [check.name for check in photo.checks if check.passed is False]  # None: not judged
     seen = np.asarray(Image.open(io.BytesIO(photo.data)).convert("RGB"))
     verdict = inspect_id_photo(seen, **inspector_bands(spec_id, background))
     inspector_failed = [name for name, rule in verdict["rules"].items() if not rule["pass"]]
@@ -162,6 +162,23 @@ def table(title: str, rows: list[dict], failed_key: str, specs: list[str]) -> No
             f"| {len(refused)} ({', '.join(f'{k} {v}' for k, v in codes.most_common())}) | {len(errors)} |")
         total[spec_id] = len(good)
     out()
+
+
+class MatteOnce:
+    """The segmenter, remembering the last portrait's matte: every spec of one portrait uses the
+    same matte, as eight requests for one photo would get (the segmentation does not depend on
+    the spec), so the corpus run segments each portrait once."""
+
+    def __init__(self, segmenter) -> None:  # noqa: ANN001
+        self.segmenter = segmenter
+        self.key: tuple | None = None
+        self.value = None
+
+    def matte(self, rgb: np.ndarray, **kwargs):  # noqa: ANN003, ANN201
+        key = (id(rgb), rgb.shape, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
+        if key != self.key:
+            self.key, self.value = key, self.segmenter.matte(rgb, **kwargs)
+        return self.value
 
 
 def reinspect(saved: dict, folder: Path) -> None:
@@ -228,18 +245,18 @@ def summarise(rows: list[dict], specs: list[str]) -> None:
 def corpus_main(args: argparse.Namespace) -> None:
     from app.imageio import decode
     from app.models.registry import Registry
+    from app.models.sessions import resolve_providers
     from bench.corpus import PORTRAITS, load_manifest
 
     specs = args.spec or list(DEFAULT_SPECS)
-    settings = Settings.from_env().with_overrides(models=(args.model, "centerface"), segmentation_model=args.model)
-    service = Service(settings, Registry())
-    service.load()
-    registry = service.registry
+    settings = Settings.from_env()
+    registry = Registry()
+    registry.load([args.model, "centerface"], model_home=settings.model_home, providers=resolve_providers(settings.ort_providers, cpu_arena=settings.ort_cpu_arena, mem_pattern=settings.ort_mem_pattern))
     found = registry.face_detector()
     if found is None:
         raise SystemExit("centerface did not load")
     detector = found[1]
-    segmenter = registry.segmenter(args.model)
+    segmenter = MatteOnce(registry.segmenter(args.model))
     manifest = load_manifest(args.corpus)
     files = corpus_files(args.corpus, args.limit)
     if not files:

@@ -199,6 +199,11 @@ def test_desktop_id_photo_download_and_face_count_error(server: Server, browser:
         expect(page.locator("#quality li[data-quality=eyes_open_mouth_closed]")).to_contain_text(
             "We cannot check that your eyes are open and your mouth is closed: make sure they are"
         )
+        # what no model judges is said plainly, in a neutral style, never as a pass
+        unchecked = page.locator("#checks li.unchecked")
+        assert unchecked.count() >= 1
+        expect(unchecked.first).to_contain_text("We cannot check for hands, hats or glasses")
+        expect(page.locator("#checks")).to_contain_text("Facing the camera")
         expect(page.locator("#result-meta")).to_contain_text("made in")
 
         name, body = download(page, "#download-photo")

@@ -108,8 +108,12 @@ def test_json_answer_has_face_and_compliance_report(server: Server, astronaut_jp
     assert len(body["face"]["landmarks"]) == 5 and body["face"]["faces_found"] == 1
     assert abs(body["face"]["roll_degrees"]) < 5
     names = {check["name"]: check for check in body["compliance"]["checks"]}
-    assert {"pixel_size", "dpi", "face_count", "head_height_ratio", "eye_line_ratio", "horizontal_offset",
-            "roll_degrees", "background_uniformity"} <= set(names)
+    assert {"pixel_size", "dpi", "face_count", "head_height", "eye_line", "yaw_degrees", "pitch_degrees",
+            "roll_degrees", "background_uniformity", "canvas_extended"} <= set(names)
+    assert names["head_height"]["unit"] == "mm" and names["yaw_degrees"]["kind"] == "pose"
+    unchecked = [check for check in names.values() if check["kind"] == "not_checked"]
+    assert any("hands, hats or glasses" in check["advice"] for check in unchecked)
+    assert all(check["pass"] is None for check in unchecked), "not checked is not a pass"
     assert body["compliance"]["compliant"] is True, body["compliance"]
     assert {"detect", "align", "quality", "segment", "composite", "encode"} <= set(body["timings"])
     quality = {item["name"]: item for item in body["quality"]}
@@ -156,6 +160,39 @@ def test_several_faces_get_422_with_the_count_and_largest_succeeds(server: Serve
     )
     assert largest.status_code == 200, largest.text
     assert Image.open(io.BytesIO(largest.content)).size == (827, 1063)
+
+
+def post_json(server: Server, rgb: np.ndarray, spec_id: str):  # noqa: ANN201
+    return server.post("/api/v1/idphoto", files={"image": ("me.jpg", jpeg_bytes(np.ascontiguousarray(rgb)), "image/jpeg")},
+                       data={"spec": spec_id, "background": "white"}, headers={"Accept": "application/json"})
+
+
+@pytest.mark.parametrize("spec_id", ["us-passport", "cn-passport", "jp-passport"])
+def test_a_tight_head_and_shoulders_crop_is_extended_not_refused(server: Server, astronaut: np.ndarray, spec_id: str) -> None:
+    tight = astronaut[8:300, 95:345]  # a little room above the hair, cut at the shoulders and close at the sides
+    response = post_json(server, tight, spec_id)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    names = {check["name"]: check for check in body["compliance"]["checks"]}
+    extended = names["canvas_extended"]["value"]
+    assert extended and all(value > 0 for value in extended.values()), names["canvas_extended"]
+    image = np.asarray(Image.open(io.BytesIO(base64.b64decode(body["image"]))).convert("RGB")).astype(int)
+    # shoulders reach the bottom edge: no band of new background under a straight cut of clothing
+    last = image[-3:].reshape(-1, 3)
+    assert (np.abs(last - 255).max(axis=1) > 40).mean() > 0.3, "the body continues to the bottom edge"
+    # the spec's vertical rules, measured on the output by the report
+    for rule in ("head_height", "crown_margin", "chin_margin", "eye_line"):
+        if rule in names:
+            assert names[rule]["pass"] is True, names[rule]
+
+
+@pytest.mark.parametrize(("rows", "edge"), [((0, 160), "bottom"), ((40, 512), "top")])
+def test_a_head_cut_by_the_original_is_refused_naming_the_edge(server: Server, astronaut: np.ndarray, rows: tuple[int, int],
+                                                                edge: str) -> None:
+    response = post_json(server, astronaut[rows[0] : rows[1]], "icao")
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["code"] == "photo_cut_off" and error["edge"] == edge
 
 
 def test_a_photo_cut_off_above_the_chin_gets_a_clear_422(server: Server, astronaut: np.ndarray) -> None:

@@ -11,24 +11,40 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .placement import PERSON, chin_from_landmarks, roll_degrees
+from typing import Any
 
-MAX_ROLL_DEG = 5.0  # ISO/IEC 19794-5 allows +-8 degrees of roll; 5 leaves room for landmark noise
-MAX_CENTRE_OFFSET = 0.05  # face centre from the photo's vertical midline, share of the width
+from .placement import PERSON, RULE_NAMES, band_miss, chin_from_landmarks, head_width_at
+from .pose import Pose, estimate_pose
+
 MAX_BACKGROUND_STD = 6.0  # per channel, across each row of pure background
 MAX_BACKGROUND_DELTA = 12.0  # mean distance from the requested colour
 
 
 @dataclass(frozen=True)
 class Check:
+    """One line of the report. `passed` is None for a line that is not a pass/fail judgement: an
+    information line (kind "info") or something no model here can judge (kind "not_checked")."""
+
     name: str
-    value: float | int | str | None
+    value: float | int | str | dict | None
     allowed: str
-    passed: bool
+    passed: bool | None
+    unit: str | None = None
+    advice: str | None = None
+    broken_by: float | None = None  # how far outside its band (in `unit`) a failed rule is
+    kind: str = "rule"  # "rule", "pose", "info", "not_checked"
 
     def to_dict(self) -> dict[str, object]:
         value = round(self.value, 4) if isinstance(self.value, float) else self.value
-        return {"name": self.name, "value": value, "allowed": self.allowed, "pass": self.passed}
+        out: dict[str, object] = {"name": self.name, "value": value, "allowed": self.allowed, "pass": self.passed,
+                                  "kind": self.kind}
+        if self.unit is not None:
+            out["unit"] = self.unit
+        if self.advice is not None:
+            out["advice"] = self.advice
+        if self.broken_by is not None:
+            out["broken_by"] = round(self.broken_by, 2)
+        return out
 
 
 def in_band(value: float, band: tuple[float, float]) -> bool:
@@ -70,6 +86,122 @@ def background_checks(
     return checks
 
 
+NOT_CHECKED = (
+    "We cannot check for hands, hats or glasses: make sure there are none",
+    "We cannot check that your expression is neutral and your mouth closed: make sure it is",
+)
+ADVICE = {
+    "yaw_degrees": "Face the camera squarely",
+    "pitch_degrees": "Look straight at the camera: chin neither up nor down",
+    "roll_degrees": "Keep your head level",
+    "head_height": "The head could not be sized to the rule: use a photo taken from further away, head and shoulders in view",
+    "crown_margin": "The space above the head is outside the rule",
+    "chin_margin": "The space below the chin is outside the rule",
+    "eye_line": "The eyes sit outside the rule's height",
+    "head_width": "The head's width is outside the rule (hair standing out widens it)",
+    "side_margin": "The head is too close to a side edge",
+    "centre_x": "The face is off centre: face the camera squarely",
+    "eye_distance": "The eye distance is outside the rule",
+}
+RULE_LABEL = {
+    "head_height": "chin to crown",
+    "crown_margin": "top edge to crown",
+    "chin_margin": "chin to bottom edge",
+    "eye_line": "eye line above the bottom edge",
+    "head_width": "head width at the eye line",
+    "side_margin": "head to the nearer side edge",
+    "centre_x": "left edge to the face's centre line",
+    "eye_distance": "eye to eye",
+}
+
+
+def mm_band_text(low: float | None, high: float | None) -> str:
+    if low is None:
+        return f"<= {high:.1f} mm"
+    if high is None:
+        return f">= {low:.1f} mm"
+    return f"{low:.1f}-{high:.1f} mm"
+
+
+def measure_output(
+    alpha: np.ndarray, landmarks: np.ndarray, box: tuple[float, float, float, float], *, size_mm: tuple[float, float]
+) -> dict[str, float | None]:
+    """Every rule's value in mm, measured on the output: eyes and chin from the landmarks detected
+    on it, crown and head width from its matte."""
+    height, width = alpha.shape
+    mm_y = size_mm[1] / height
+    mm_x = size_mm[0] / width
+    eye_y = float((landmarks[0, 1] + landmarks[1, 1]) / 2.0)
+    centre_x = float((landmarks[0, 0] + landmarks[1, 0] + landmarks[3, 0] + landmarks[4, 0]) / 4.0)
+    face_width = box[2] - box[0]
+    crown = crown_row(alpha, x_range=(centre_x - 0.35 * face_width, centre_x + 0.35 * face_width))
+    chin = chin_from_landmarks(landmarks)
+    head_w = head_width_at(alpha, y=eye_y, centre_x=centre_x)
+    values: dict[str, float | None] = {
+        "head_height": None if crown is None else (chin - crown) * mm_y,
+        "crown_margin": None if crown is None else crown * mm_y,
+        "chin_margin": (height - chin) * mm_y,
+        "eye_line": (height - eye_y) * mm_y,
+        "head_width": None if head_w is None else head_w * mm_x,
+        "centre_x": centre_x * mm_x,
+        "eye_distance": float(np.hypot(*(landmarks[1] - landmarks[0]))) * mm_x,
+        "side_margin": None,
+    }
+    if head_w is not None:
+        row = alpha[int(round(eye_y))] >= PERSON
+        col = int(round(centre_x))
+        outside = np.flatnonzero(~row)
+        left = outside[outside < col]
+        right = outside[outside > col]
+        x0 = int(left[-1]) + 1 if left.size else 0
+        x1 = int(right[0]) if right.size else width
+        values["side_margin"] = min(x0, width - x1) * mm_x
+    return values
+
+
+def rule_checks(values: dict[str, float | None], rules: Any) -> list[Check]:
+    """One line per band the spec holds (mm)."""
+    checks = []
+    for name in RULE_NAMES:
+        band = getattr(rules, name, None)
+        if band is None:
+            continue
+        value = values.get(name)
+        allowed = mm_band_text(band.low, band.high) + f" ({RULE_LABEL[name]})"
+        if value is None:
+            checks.append(Check(name, None, allowed, False, unit="mm", advice="Could not be measured on the photo"))
+            continue
+        miss = band_miss(value, (-math.inf if band.low is None else band.low, math.inf if band.high is None else band.high))
+        passed = miss <= 1e-9
+        checks.append(Check(name, round(value, 2), allowed, passed, unit="mm",
+                            advice=None if passed else ADVICE[name], broken_by=None if passed else miss))
+    return checks
+
+
+def pose_checks(pose: Pose, rules: Any) -> list[Check]:
+    limits = (("yaw_degrees", pose.yaw, rules.max_yaw_deg), ("pitch_degrees", pose.pitch, rules.max_pitch_deg),
+              ("roll_degrees", pose.roll, rules.max_roll_deg))
+    out = []
+    for name, value, limit in limits:
+        passed = abs(value) <= limit
+        out.append(Check(name, round(value, 1), f"<= {limit:g} either way", passed, unit="degrees", kind="pose",
+                         advice=None if passed else ADVICE[name], broken_by=None if passed else abs(value) - limit))
+    return out
+
+
+def extension_check(extended_mm: dict[str, float]) -> Check:
+    if not extended_mm:
+        return Check("canvas_extended", {}, "information", None, unit="mm", kind="info")
+    words = ", ".join(f"{edge} {mm:.1f} mm" for edge, mm in extended_mm.items())
+    return Check("canvas_extended", dict(extended_mm), "information", None, unit="mm", kind="info",
+                 advice=f"The original did not reach far enough; we extended the background and shoulders: {words}")
+
+
+def not_checked() -> list[Check]:
+    return [Check(f"not_checked_{i}", None, "not checked", None, kind="not_checked", advice=text)
+            for i, text in enumerate(NOT_CHECKED, start=1)]
+
+
 def report(
     *,
     rgb: np.ndarray,
@@ -78,15 +210,17 @@ def report(
     size: tuple[int, int],
     dpi: tuple[float, float] | None,
     expected_dpi: int,
-    head_band: tuple[float, float],
-    eye_band: tuple[float, float] | None,
+    rules: Any,
+    size_mm: tuple[float, float],
     background: tuple[int, int, int],
     gradient: bool,
+    extended_mm: dict[str, float] | None = None,
 ) -> list[Check]:
     """Measure the finished photo.
 
     `rgb` (H, W, 3) and `alpha` (H, W) uint8 are the output and its matte; `faces` are (box,
-    landmarks) detected on the output; `dpi` is what the encoded file says.
+    landmarks) detected on the output; `dpi` is what the encoded file says; `rules` the spec's
+    `Rules` (mm bands and pose limits).
     """
     height, width = rgb.shape[:2]
     checks = [
@@ -101,26 +235,9 @@ def report(
     ]
     if len(faces) == 1:
         box, landmarks = faces[0]
-        roll = roll_degrees(landmarks)
-        eye_y = float((landmarks[0, 1] + landmarks[1, 1]) / 2.0)
-        centre_x = float((landmarks[0, 0] + landmarks[1, 0] + landmarks[3, 0] + landmarks[4, 0]) / 4.0)
-        face_width = box[2] - box[0]
-        crown = crown_row(alpha, x_range=(centre_x - 0.35 * face_width, centre_x + 0.35 * face_width))
-        chin = chin_from_landmarks(landmarks)
-        head_ratio = None if crown is None else (chin - crown) / height
-        checks.append(
-            Check(
-                "head_height_ratio",
-                head_ratio,
-                band_text(head_band),
-                head_ratio is not None and in_band(head_ratio, head_band),
-            )
-        )
-        eye_line = (height - eye_y) / height
-        if eye_band is not None:
-            checks.append(Check("eye_line_ratio", eye_line, band_text(eye_band), in_band(eye_line, eye_band)))
-        offset = abs(centre_x - width / 2.0) / width
-        checks.append(Check("horizontal_offset", offset, f"<= {MAX_CENTRE_OFFSET}", offset <= MAX_CENTRE_OFFSET))
-        checks.append(Check("roll_degrees", roll, f"<= {MAX_ROLL_DEG} either way", abs(roll) <= MAX_ROLL_DEG))
+        checks.extend(rule_checks(measure_output(alpha, landmarks, box, size_mm=size_mm), rules))
+        checks.extend(pose_checks(estimate_pose(landmarks), rules))
     checks.extend(background_checks(rgb, alpha, colour=background, gradient=gradient))
+    checks.append(extension_check(extended_mm or {}))
+    checks.extend(not_checked())
     return checks

@@ -7,6 +7,7 @@ Shared by the HTTP endpoint and the command line (`python -m app idphoto`). The 
 from __future__ import annotations
 
 import io
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -23,14 +24,18 @@ from ..models.faces import Face
 from ..models.registry import FaceDetector
 from ..models.segmentation import AlphaMatting, Segmenter
 from ..imaging.placement import (
+    Extension,
     Placement,
     PlacementError,
-    check_chin_inside,
-    check_inside,
+    extend,
     eye_midpoint,
+    head_cut_edge,
+    keep_person,
     lighter,
-    measure_head,
-    place,
+    measure_upright,
+    needed_extension,
+    place_on_rules,
+    CHIN_BELOW_MOUTH,
     roll_degrees,
     upright_matte,
     vertical_gradient,
@@ -41,7 +46,11 @@ from ..timings import Timings
 
 FaceMode = Literal["single", "largest"]
 PEOPLE_MIN_WIDTH = 0.4  # faces narrower than this share of the largest face are not counted as people
-REFINE_CONTEXT = 2.2  # the refining crop's side, in face sizes
+REFINE_CONTEXT = 2.2  # the levelling crop's side, in face sizes
+REFINE_CONTEXTS = (1.6, 2.2, 3.0, 4.0)  # the refining crops' sides, in face sizes
+OUTPUT_BORDERS = (0.0, 0.2, 0.4, 0.6, 1.0)  # background borders around the output, in its widths
+RELEVEL_DEG = 1.0  # an output whose eye line still leans more than this gets a second levelling pass
+RELEVEL_MAX = 3.0  # degrees: the second pass corrects at most this much (the first reading had two estimates)
 JPEG_QUALITY_MAX = 95
 JPEG_QUALITY_MIN = 25
 
@@ -72,12 +81,14 @@ class IdPhoto:
     placement: Placement
     checks: list[compliance.Check]
     jpeg_quality: int | None
+    extended_mm: dict[str, float] | None = None
     # capture quality of the input face (app.imaging.quality): advice only, never part of `compliant`
     quality: list[dict[str, object]] = field(default_factory=list)
 
     @property
     def compliant(self) -> bool:
-        return all(check.passed for check in self.checks)
+        """Every judged line passes (lines with pass None, information and not checked, are not judged)."""
+        return all(check.passed for check in self.checks if check.passed is not None)
 
     def report(self) -> dict[str, object]:
         return {"compliant": self.compliant, "checks": [check.to_dict() for check in self.checks]}
@@ -105,23 +116,49 @@ def choose_face(faces: list[Face], mode: FaceMode) -> Face:
     return max(counted, key=lambda face: face.area)
 
 
+def _read(detector: FaceDetector, image: np.ndarray, near: tuple[float, float]) -> Face | None:
+    """The face detected in `image` whose eye midpoint is nearest `near` (image px), or None."""
+    found = detector.detect(np.ascontiguousarray(image))
+    if not found:
+        return None
+    return min(found, key=lambda f: float(np.hypot(*(np.asarray(eye_midpoint(f.landmarks)) - near))))
+
+
+def _median_face(readings: list[Face]) -> Face:
+    landmarks = np.median([f.landmarks for f in readings], axis=0).astype(np.float32)
+    box = tuple(float(v) for v in np.median([f.box for f in readings], axis=0))
+    return Face(box=box, score=max(f.score for f in readings), landmarks=landmarks)  # type: ignore[arg-type]
+
+
 def refine(detector: FaceDetector, rgb: np.ndarray, face: Face) -> Face:
-    """Detect again on a crop around `face`, so the face fills the detector's input and its
-    landmarks are several times more precise (the roll estimate needs them to a pixel)."""
+    """Detect again on crops around `face` so the face fills much of the detector's input, at
+    several sizes (REFINE_CONTEXTS face sizes): one CenterFace reading of the eye line moves by
+    several degrees with the face's size in its input, so the landmarks are the per-coordinate
+    median of the readings (the roll estimate needs them to a pixel)."""
     height, width = rgb.shape[:2]
     cx, cy = (face.box[0] + face.box[2]) / 2.0, (face.box[1] + face.box[3]) / 2.0
-    half = REFINE_CONTEXT * max(face.width, face.height) / 2.0
-    x0, y0 = max(0, int(cx - half)), max(0, int(cy - half))
-    x1, y1 = min(width, int(np.ceil(cx + half))), min(height, int(np.ceil(cy + half)))
-    if x1 - x0 >= 0.8 * width and y1 - y0 >= 0.8 * height:
-        return face  # the face already fills the photo
-    candidates = detector.detect(np.ascontiguousarray(rgb[y0:y1, x0:x1]))
-    if not candidates:
-        return face
-    best = min(candidates, key=lambda f: abs((f.box[0] + f.box[2]) / 2 + x0 - cx) + abs((f.box[1] + f.box[3]) / 2 + y0 - cy))
-    offset = np.array([x0, y0], dtype=np.float32)
-    box = (best.box[0] + x0, best.box[1] + y0, best.box[2] + x0, best.box[3] + y0)
-    return Face(box=box, score=best.score, landmarks=best.landmarks + offset)
+    near = eye_midpoint(face.landmarks)
+    fill = rgb.reshape(-1, 3).mean(axis=0).astype(np.uint8)
+    readings = []
+    for context in REFINE_CONTEXTS:
+        # a square of `context` face sizes around the face; where it passes the photo's edge, a
+        # plain border (a face that fills the whole input reads as poorly as a tiny one)
+        half = context * max(face.width, face.height) / 2.0
+        x0, y0 = int(cx - half), int(cy - half)
+        x1, y1 = int(np.ceil(cx + half)), int(np.ceil(cy + half))
+        canvas = np.empty((y1 - y0, x1 - x0, 3), np.uint8)
+        canvas[:] = fill
+        sx0, sy0, sx1, sy1 = max(0, x0), max(0, y0), min(width, x1), min(height, y1)
+        if sx1 <= sx0 or sy1 <= sy0:
+            continue
+        canvas[sy0 - y0 : sy1 - y0, sx0 - x0 : sx1 - x0] = rgb[sy0:sy1, sx0:sx1]
+        best = _read(detector, canvas, (near[0] - x0, near[1] - y0))
+        if best is None:
+            continue
+        offset = np.array([x0, y0], dtype=np.float32)
+        box = (best.box[0] + x0, best.box[1] + y0, best.box[2] + x0, best.box[3] + y0)
+        readings.append(Face(box=box, score=best.score, landmarks=best.landmarks + offset))
+    return _median_face(readings) if readings else face
 
 
 def clean_foreground(rgb: np.ndarray, alpha: np.ndarray) -> np.ndarray:
@@ -165,6 +202,109 @@ def encode_photo(pixels: np.ndarray, options: IdPhotoOptions) -> tuple[bytes, in
     return best
 
 
+def level(detector: FaceDetector, rgb: np.ndarray, face: Face) -> float:
+    """The face's roll in degrees from two estimates: the refined landmarks, and landmarks read
+    again (at several crop sizes) on a copy levelled by that first estimate (a detector is most
+    precise on an upright face; what it still sees there is the first estimate's error). The two
+    estimates are averaged; the output's own check (`output_roll`) takes what is left."""
+    first = roll_degrees(face.landmarks)
+    height, width = rgb.shape[:2]
+    cx, cy = eye_midpoint(face.landmarks)
+    half = 2.5 * max(face.width, face.height)
+    x0, y0 = max(0, int(cx - half)), max(0, int(cy - half))
+    x1, y1 = min(width, int(np.ceil(cx + half))), min(height, int(np.ceil(cy + half)))
+    if x1 - x0 < 16 or y1 - y0 < 16:
+        return first
+    crop = Image.fromarray(np.ascontiguousarray(rgb[y0:y1, x0:x1]))
+    levelled = np.asarray(crop.rotate(first, resample=Image.Resampling.BILINEAR, center=(cx - x0, cy - y0)))
+    shifted = Face(box=(face.box[0] - x0, face.box[1] - y0, face.box[2] - x0, face.box[3] - y0), score=face.score,
+                   landmarks=face.landmarks - np.array([x0, y0], np.float32))
+    again = refine(detector, levelled, shifted)
+    second = first + roll_degrees(again.landmarks)
+    return (first + second) / 2.0
+
+
+def detect_output(detector: FaceDetector, pixels: np.ndarray, background: tuple[int, int, int]) -> tuple[list[Face], float]:
+    """The people on the output; for one face, its landmarks as the per-coordinate median of
+    readings with borders of background around the output (OUTPUT_BORDERS: the face at several
+    sizes in the detector's input; one CenterFace reading of the eye line moves by several degrees
+    with that size), and the spread (max - min) of the readings' roll in degrees. With other than
+    one face, the plain reading alone (spread inf)."""
+    found = people(detector.detect(pixels))
+    if len(found) != 1:
+        return found, math.inf
+    height, width = pixels.shape[:2]
+    near = eye_midpoint(found[0].landmarks)
+    readings = [found[0]]
+    for border in OUTPUT_BORDERS[1:]:
+        pad = int(round(border * width))
+        padded = np.empty((height + 2 * pad, width + 2 * pad, 3), np.uint8)
+        padded[:] = background
+        padded[pad : pad + height, pad : pad + width] = pixels
+        best = _read(detector, padded, (near[0] + pad, near[1] + pad))
+        if best is None:
+            continue
+        box = (best.box[0] - pad, best.box[1] - pad, best.box[2] - pad, best.box[3] - pad)
+        readings.append(Face(box=box, score=best.score, landmarks=best.landmarks - np.float32(pad)))
+    rolls = [roll_degrees(f.landmarks) for f in readings]
+    return [_median_face(readings)], max(rolls) - min(rolls)
+
+
+def output_roll(detector: FaceDetector, pixels: np.ndarray, background: tuple[int, int, int]) -> float | None:
+    """The output's remaining roll from the median landmarks of several readings (`detect_output`);
+    None when no single face is found."""
+    found, _ = detect_output(detector, pixels, background)
+    if len(found) != 1:
+        return None
+    return roll_degrees(found[0].landmarks)
+
+
+def _cut_off(edge: str) -> PhotoRejected:
+    return PhotoRejected("photo_cut_off", CUT_MESSAGES[edge], details={"edge": edge})
+
+
+CUT_MESSAGES = {
+    "bottom": "The photo is cut off above the chin; use one that shows your whole face and some of your shoulders.",
+    "top": "The photo is cut off through the top of the head; use one that shows all of your hair.",
+    "left": "The photo is cut off through the left of the head; use one that shows your whole head.",
+    "right": "The photo is cut off through the right of the head; use one that shows your whole head.",
+}
+
+
+def _place(face: Face, alpha: np.ndarray, roll: float, spec: PhotoSpec) -> tuple[Placement, Extension]:
+    """Measure the head levelled by `roll`, solve the spec's rules, and say how far the output
+    reaches beyond the input. PhotoRejected(photo_cut_off, edge) when the head itself is cut."""
+    pivot = eye_midpoint(face.landmarks)
+    edge = head_cut_edge(face.landmarks, face.box, alpha)
+    if edge is not None:
+        raise _cut_off(edge)
+    try:
+        head = measure_upright(face.landmarks, face.box, upright_matte(alpha, roll_deg=roll, pivot=pivot),
+                               roll_deg=roll, pivot=pivot)
+    except PlacementError as exc:
+        raise _cut_off(exc.edge) from None
+    placement = place_on_rules(head, spec.rules, roll_deg=roll, pivot=pivot, size=(spec.width_px, spec.height_px),
+                               size_mm=(spec.width_mm, spec.height_mm))
+    return placement, needed_extension(placement, alpha.shape)
+
+
+def _render(foreground: np.ndarray, alpha: np.ndarray, placement: Placement, extension: Extension, chin_y: float,
+            options: IdPhotoOptions, *, clean: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(output pixels flattened on the background, output matte). `clean=False` skips the
+    foreground estimation under soft edges (a draft for measuring, not for the client)."""
+    if extension.any:
+        foreground, alpha = extend(foreground, alpha, extension, body_from_y=chin_y)
+        placement = placement.shifted(extension.left, extension.top)
+    alpha_out = warp(alpha, placement, fill=0)
+    rgb_out = warp(foreground, placement, fill=0)
+    if clean:
+        rgb_out = clean_foreground(rgb_out, alpha_out)
+    if options.gradient:
+        backdrop = vertical_gradient(placement.size, lighter(options.background), options.background)
+        return flatten(rgb_out, alpha_out, backdrop), alpha_out
+    return flatten(rgb_out, alpha_out, options.background), alpha_out
+
+
 def make_id_photo(
     rgb: np.ndarray,
     *,
@@ -174,9 +314,11 @@ def make_id_photo(
     max_side: int,
     timings: Timings,
 ) -> IdPhoto:
-    """From an upright (H, W, 3) uint8 RGB portrait to a compliant photo.
+    """From an upright (H, W, 3) uint8 RGB portrait to a photo placed on every rule of the spec.
 
-    Raises PhotoRejected (or NoFace) for photos that cannot make one (face count, cut off, max_kb).
+    Raises PhotoRejected (or NoFace) for photos that cannot make one (face count, the head itself
+    cut off by an edge, max_kb). Where the frame needs more than the original shows beside, above
+    or below the head, the canvas is extended (background, shoulders continued) and the report says so.
     """
     spec = options.spec
     with timings.stage("detect"):
@@ -184,41 +326,30 @@ def make_id_photo(
         face = choose_face(faces, options.face)
     with timings.stage("align"):
         face = refine(detector, rgb, face)
-        roll = roll_degrees(face.landmarks)
-        pivot = eye_midpoint(face.landmarks)
+        roll = level(detector, rgb, face)
     with timings.stage("quality"):
         capture = quality.assess(rgb, box=face.box, landmarks=face.landmarks)
     with timings.stage("segment"):
         matte = segmenter.matte(rgb, max_side=max_side, alpha_matting=options.alpha_matting)
+        alpha = keep_person(matte.alpha, face.box)
     with timings.stage("place"):
-        try:
-            head = measure_head(face.landmarks, face.box, upright_matte(matte.alpha, roll_deg=roll, pivot=pivot))
-            check_chin_inside(head, image_height=rgb.shape[0])
-            placement = place(
-                head,
-                roll_deg=roll,
-                pivot=pivot,
-                size=(spec.width_px, spec.height_px),
-                head_band=spec.head_height,
-                eye_band=spec.eye_line,
-            )
-            check_inside(placement, matte.alpha)
-        except PlacementError as exc:
-            raise PhotoRejected("photo_cut_off" if exc.edge else "placement", exc.message, details={"edge": exc.edge}) from None
+        placement, extension = _place(face, alpha, roll, spec)
+        chin_in = _chin_y(face)
     with timings.stage("composite"):
-        alpha_out = warp(matte.alpha, placement, fill=0)
-        rgb_out = clean_foreground(warp(matte.foreground, placement, fill=0), alpha_out)
-        if options.gradient:
-            backdrop = vertical_gradient(placement.size, lighter(options.background), options.background)
-            pixels = flatten(rgb_out, alpha_out, backdrop)
-        else:
-            pixels = flatten(rgb_out, alpha_out, options.background)
+        # the levelling checked on a draft of the output: a second pass when the eye line still leans
+        draft, _ = _render(matte.foreground, alpha, placement, extension, chin_in, options, clean=False)
+        residual = output_roll(detector, draft, options.background)
+        if residual is not None and abs(residual) > RELEVEL_DEG:
+            roll += float(np.clip(residual, -RELEVEL_MAX, RELEVEL_MAX))
+            placement, extension = _place(face, alpha, roll, spec)
+        pixels, alpha_out = _render(matte.foreground, alpha, placement, extension, chin_in, options)
+    extended_mm = extension.mm(placement, size_mm=(spec.width_mm, spec.height_mm))
     with timings.stage("encode"):
         data, jpeg_quality = encode_photo(pixels, options)
     with timings.stage("check"):
         written = Image.open(io.BytesIO(data))
         seen = np.asarray(written.convert("RGB"))
-        found = [(f.box, f.landmarks) for f in people(detector.detect(seen))]
+        found = [(f.box, f.landmarks) for f in detect_output(detector, seen, options.background)[0]]
         checks = compliance.report(
             rgb=seen,
             alpha=alpha_out,
@@ -226,10 +357,11 @@ def make_id_photo(
             size=(spec.width_px, spec.height_px),
             dpi=written.info.get("dpi"),
             expected_dpi=options.output_dpi,
-            head_band=spec.head_height,
-            eye_band=spec.eye_line,
+            rules=spec.rules,
+            size_mm=(spec.width_mm, spec.height_mm),
             background=options.background,
             gradient=options.gradient,
+            extended_mm=extended_mm,
         )
     return IdPhoto(
         pixels=pixels,
@@ -240,9 +372,17 @@ def make_id_photo(
         placement=placement,
         checks=checks,
         jpeg_quality=jpeg_quality,
+        extended_mm=extended_mm,
         quality=capture,
     )
 
+
+def _chin_y(face: Face) -> float:
+    """The chin's row in the input (the eye-mouth line continued; see placement.chin_from_landmarks)."""
+    landmarks = face.landmarks
+    eye = (landmarks[0] + landmarks[1]) / 2.0
+    mouth = (landmarks[3] + landmarks[4]) / 2.0
+    return float(mouth[1] + CHIN_BELOW_MOUTH * (mouth[1] - eye[1]))
 
 
 def print_sheet(photo: IdPhoto, spec: PhotoSpec, paper: Paper, *, copies: int | None, dpi: int) -> tuple[SheetLayout, np.ndarray]:

@@ -338,14 +338,25 @@
   }
   const bandText = (allowed) => { const b = band(allowed); return b ? `${pct(b[0])}–${pct(b[1])}` : allowed; };
 
+  const mmValue = (value) => (value == null ? "(could not be measured)" : `${Number(value).toFixed(1)} mm`);
+  const mmBand = (allowed) => String(allowed).replace(/ \(.*\)$/, "");
+
   const CHECK_TEXT = {
     pixel_size: (c) => [`Size ${String(c.value).replace("x", " × ")} px`, c.pass ? "exactly the required size" : `must be ${c.allowed} px`],
     dpi: (c) => [`Print resolution ${c.value == null ? "missing" : `${c.value} dpi`}`, c.pass ? "written into the file" : `must be ${c.allowed} dpi`],
     face_count: (c) => [c.value === 1 ? "One face" : `${c.value} faces`, c.pass ? "found again on the finished photo" : "the photo must show exactly one face"],
-    head_height_ratio: (c) => [`Head size: ${c.value == null ? "could not be measured" : `${pct(c.value)} of the height`}`, `chin to top of head; allowed ${bandText(c.allowed)}`],
-    eye_line_ratio: (c) => [`Eyes at ${pct(c.value)} of the height`, `measured from the bottom; allowed ${bandText(c.allowed)}`],
-    horizontal_offset: (c) => [c.pass ? "Face centred" : "Face off centre", `off by ${pct(c.value, 1)} of the width; allowed up to ${pct(upTo(c.allowed) ?? 0)}`],
+    head_height: (c) => [`Head size ${mmValue(c.value)}`, `chin to top of head; allowed ${mmBand(c.allowed)}`],
+    crown_margin: (c) => [`Space above the head ${mmValue(c.value)}`, `allowed ${mmBand(c.allowed)}`],
+    chin_margin: (c) => [`Space below the chin ${mmValue(c.value)}`, `allowed ${mmBand(c.allowed)}`],
+    eye_line: (c) => [`Eyes ${mmValue(c.value)} above the bottom edge`, `allowed ${mmBand(c.allowed)}`],
+    head_width: (c) => [`Head width ${mmValue(c.value)}`, `allowed ${mmBand(c.allowed)}`],
+    side_margin: (c) => [`Space beside the head ${mmValue(c.value)}`, `allowed ${mmBand(c.allowed)}`],
+    centre_x: (c) => [c.pass ? "Face centred" : "Face off centre", `centre line ${mmValue(c.value)} from the left edge; allowed ${mmBand(c.allowed)}`],
+    eye_distance: (c) => [`Eyes ${mmValue(c.value)} apart`, `allowed ${mmBand(c.allowed)}`],
+    yaw_degrees: (c) => [c.pass ? "Facing the camera" : "Head turned", `turned ${Math.abs(c.value).toFixed(0)}°; allowed up to ${upTo(c.allowed)}°`],
+    pitch_degrees: (c) => [c.pass ? "Looking straight ahead" : "Chin up or down", `${Math.abs(c.value).toFixed(0)}° ${c.value > 0 ? "up" : "down"}; allowed up to ${upTo(c.allowed)}°`],
     roll_degrees: (c) => [c.pass ? "Head level" : "Head tilted", `tilted ${Math.abs(c.value).toFixed(1)}°; allowed up to ${upTo(c.allowed)}°`],
+    canvas_extended: (c) => [c.advice ? "Canvas extended" : "Nothing added", c.advice || "the whole photo comes from your original"],
     background_uniformity: (c) => [c.pass ? "Plain, even background" : "Background not even", c.value == null ? "no background visible" : `variation ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
     background_colour: (c) => [c.pass ? "Background colour as chosen" : "Background colour differs", `off by ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
   };
@@ -353,7 +364,9 @@
   function renderChecks(compliance) {
     ui.checks.replaceChildren();
     for (const check of compliance.checks) {
-      const describe = CHECK_TEXT[check.name];
+      const describe = check.kind === "not_checked" ? (c) => ["Not checked", c.advice] : CHECK_TEXT[check.name];
+      // pass null: not a pass/fail line (information, or something we cannot check): neutral style
+      const state = check.pass === true ? "pass" : check.pass === false ? "fail" : check.kind === "info" ? "info" : "unchecked";
       let title;
       let detail;
       try {
@@ -361,18 +374,19 @@
       } catch (err) {
         [title, detail] = [check.name.replace(/_/g, " "), `${check.value} (allowed ${check.allowed})`];
       }
+      if (check.pass === false && check.advice) detail = `${detail}. ${check.advice}`;
       const item = document.createElement("li");
-      item.className = check.pass ? "pass" : "fail";
+      item.className = state;
       const mark = document.createElement("span");
       mark.className = "mark";
       mark.setAttribute("aria-hidden", "true");
-      mark.textContent = check.pass ? "✓" : "✗";
+      mark.textContent = { pass: "✓", fail: "✗", info: "i", unchecked: "?" }[state];
       const body = document.createElement("span");
       const strong = document.createElement("strong");
       strong.textContent = title;
       const hidden = document.createElement("span");
       hidden.className = "visually-hidden";
-      hidden.textContent = check.pass ? "Passed: " : "Failed: ";
+      hidden.textContent = { pass: "Passed: ", fail: "Failed: ", info: "Note: ", unchecked: "Not checked: " }[state];
       const small = document.createElement("span");
       small.className = "detail";
       small.textContent = detail;
