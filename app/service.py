@@ -176,13 +176,16 @@ class Service:
         returns the seconds taken and marks this process warm. `keep_going` is asked between passes
         (a worker told to stop stops warming); `heartbeat` runs after each pass."""
         started = time.perf_counter()
-        # every open lane gets at least one pass (the first run of each session is the slow one);
-        # with WARMUP_REQUESTS=2 and a wide lane: one pass on each
-        lanes = [sessions.NARROW, sessions.WIDE] if sessions.wide_lanes_open() else [sessions.NARROW]
         passes = self.settings.warmup_requests
-        for index in range(max(passes, len(lanes)) if passes else 0):
-            with sessions.forced_lane(lanes[index % len(lanes)]):
-                warmup.run(self, passes=1, heartbeat=heartbeat, keep_going=keep_going)
+        with sessions.forced_lane(sessions.NARROW):
+            warmup.run(self, passes=passes, heartbeat=heartbeat, keep_going=keep_going)
+        if passes and sessions.wide_lanes_open():
+            # the requests' code paths are warm now; each wide session still pays its first run,
+            # so every model runs once more on its wide lane (not whole requests: at start-up every
+            # worker warms at once, and whole wide requests on all of them oversubscribe the cores)
+            with sessions.forced_lane(sessions.WIDE):
+                for entry in self.registry.loaded():
+                    entry.model.warmup()
         seconds = time.perf_counter() - started
         self.warm_seconds = seconds
         self.warmed = True
