@@ -53,6 +53,10 @@ REQUEST_BUCKETS = (0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 13.
 INFERENCE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 WARMUP_BUCKETS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
 REJECTION_REASONS = ("queue_full", "wait_timeout")
+# app/serving/intake_worker.py: limits on slow and hostile clients
+CLIENT_LIMIT_REASONS = (
+    "idle_timeout", "header_timeout", "body_too_slow", "headers_too_large", "body_too_large", "too_many_connections",
+)
 
 _lock = threading.Lock()
 _multiproc_dir: Path | None = None  # set in the master by start_master(); inherited by the workers
@@ -120,6 +124,23 @@ class _Metrics:
         )
         for reason in REJECTION_REASONS:  # the series exist (at 0) before the first rejection
             self.rejected.labels(reason)
+        self.client_limits = Counter(
+            "pilotlight_client_limits",
+            "Connections answered and closed by the request intake before any thread saw them (idle_timeout, "
+            "header_timeout: HEADER_TIMEOUT; body_too_slow: MIN_BODY_RATE; headers_too_large; body_too_large: "
+            "MAX_UPLOAD_MB; too_many_connections: MAX_CONNECTIONS_PER_IP).",
+            ["reason"],
+            registry=r,
+        )
+        for reason in CLIENT_LIMIT_REASONS:
+            self.client_limits.labels(reason)
+        self.api_key_requests = Counter(
+            "pilotlight_api_key_requests",
+            "/api/v1 requests by API key (API_KEYS): `key` is the first 8 hex digits of the key's SHA-256, "
+            "`none` for a missing key and `invalid` for a wrong one.",
+            ["key", "status"],
+            registry=r,
+        )
 
 
 def metrics() -> _Metrics:
@@ -210,6 +231,16 @@ def rejection_reason(message: str) -> str:
 
 def count_rejection(message: str) -> None:
     _record(lambda m: m.rejected.labels(rejection_reason(message)).inc())
+
+
+def client_limit(reason: str) -> None:
+    """The request intake answered and closed a connection for breaking a client limit."""
+    _record(lambda m: m.client_limits.labels(reason).inc())
+
+
+def api_key_request(key_label: str, status: int) -> None:
+    """An /api/v1 request checked against API_KEYS; `key_label` is a short hash, never the key."""
+    _record(lambda m: m.api_key_requests.labels(key_label, str(status)).inc())
 
 
 def observe_inference(timings: Timings) -> None:
