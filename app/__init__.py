@@ -28,7 +28,7 @@ WARMUP_HEADER = "X-Pilotlight-Warmup"
 def create_app(settings: Settings | None = None, registry: Registry | None = None) -> Flask:
     from flask import Flask
 
-    from . import cors, errors, observability
+    from . import auth, cors, errors, observability
     from .api import background, health, idphoto, metrics
     from .models.registry import REGISTRY
     from .runtime import Runtime
@@ -47,6 +47,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     observability.init_app(app)  # first: every response gets its X-Request-ID
     cors.init_app(app, settings.cors_origins)
     errors.init_app(app)
+    auth.init_app(app, settings)  # API_KEYS: Bearer keys on /api/v1 (off when unset)
     app.register_blueprint(health.bp)
     app.register_blueprint(metrics.bp)
     app.register_blueprint(background.bp)

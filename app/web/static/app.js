@@ -529,6 +529,19 @@
     ui.progressText.textContent = text;
   }
 
+  // API_KEYS: the key is asked for once, when the API answers 401, and kept in this tab's session
+  // storage only; every API call sends it as a Bearer token.
+  const KEY_ITEM = "pilotlight.apiKey";
+  function apiKey(ask) {
+    let key = null;
+    try { key = sessionStorage.getItem(KEY_ITEM); } catch (err) { key = null; }
+    if (ask) {
+      key = (window.prompt("This server needs an API key. Paste your key (it is kept in this tab only):") || "").trim() || null;
+      try { if (key) sessionStorage.setItem(KEY_ITEM, key); else sessionStorage.removeItem(KEY_ITEM); } catch (err) { key = null; }
+    }
+    return key;
+  }
+
   function post(url, formData, started) {
     if (state.timer) { clearInterval(state.timer); state.timer = null; } // a retry uploads again
     return new Promise((resolve, reject) => {
@@ -536,6 +549,8 @@
       state.xhr = xhr;
       xhr.open("POST", url);
       xhr.setRequestHeader("Accept", "application/json");
+      const key = apiKey(false);
+      if (key) xhr.setRequestHeader("Authorization", `Bearer ${key}`);
       xhr.responseType = "json";
       let uploaded = false;
       const working = () => {
@@ -609,6 +624,7 @@
       for (let attempt = 0; ; attempt += 1) {
         answer = await post(url, formData, started);
         const code = answer.body && answer.body.error && answer.body.error.code;
+        if (answer.status === 401 && attempt < MAX_RETRIES && apiKey(true)) continue;
         if (answer.status === 503 && (code === "busy" || code === "not_ready") && attempt < MAX_RETRIES) {
           const wait = Math.min(Math.max(answer.retryAfter, 1), 10);
           say(code === "busy" ? `The server is busy; trying again in ${wait} s…` : `The server is still starting; trying again in ${wait} s…`);
