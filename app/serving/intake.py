@@ -146,7 +146,7 @@ class RequestBuffer:
                 raise Rejected(408, "request_timeout", reason,
                                f"The request headers did not arrive within {self.limits.header_timeout:g} s.")
             return
-        elapsed = now - (self.body_started or now)
+        elapsed = now - (now if self.body_started is None else self.body_started)
         rate = self.limits.min_body_rate
         if rate and elapsed > self.limits.body_grace_s and self.received - self.header_end < rate * elapsed:
             raise Rejected(408, "request_timeout", "body_too_slow",
