@@ -34,7 +34,7 @@ from tests.server import ROOT, Server
 
 HOSTILE = "127.0.0.2"
 CUTOUT = "/api/v1/remove-background"
-SCENARIOS = ("slow_headers", "slow_body", "idle", "keepalive_idle", "flood")
+SCENARIOS = ("none", "slow_headers", "slow_body", "idle", "keepalive_idle", "flood")  # none: the good client alone
 BODY_BYTES = 5 * 1024 * 1024
 
 
@@ -133,6 +133,8 @@ class Attack:
 
     def _run(self) -> None:
         deadline = time.monotonic() + self.seconds
+        if self.kind == "none":
+            return
         if self.kind == "flood":
             self._flood(deadline)
             return
