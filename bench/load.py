@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import threading
 import time
 from collections import Counter
@@ -274,6 +275,7 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=3600)
     parser.add_argument("--soak", action="store_true", help="varied photos and endpoints, PSS at rest every --every requests")
     parser.add_argument("--every", type=int, default=250)
+    parser.add_argument("--json", type=Path, default=None, help="--soak: write the table's figures here (bench.report reads it)")
     parser.add_argument("--log", type=Path, default=Path("/tmp/pilotlight-load.log"))
     args = parser.parse_args()
     env = {"WORKERS": str(args.workers), "MODELS": f"{args.model},centerface", "SEGMENTATION_MODEL": args.model}
@@ -294,6 +296,15 @@ def main() -> None:
         server.stop(timeout=60)
     if args.soak:
         print(soak.table())  # noqa: T201
+        if args.json is not None:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps({
+                "model": args.model, "workers": args.workers, "clients": args.clients, "requests": args.requests,
+                "every": args.every, "pss_start_mib": soak.pss_start_mib, "rest_growth": soak.rest_growth,
+                "server_errors": soak.server_errors,
+                "rows": [{"requests": r.requests, "pss_rest_mib": r.pss_rest_mib, "pss_load_max_mib": r.pss_load_max_mib,
+                          "statuses": dict(r.statuses), "p50_s": r.p50, "p99_s": r.p99} for r in soak.rows],
+            }, indent=1) + "\n")
         return
     print(f"model {args.model}, {args.workers} workers, {args.clients} clients")  # noqa: T201
     print(result.summary())  # noqa: T201

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import socket
 import threading
 import time
@@ -284,6 +285,8 @@ def main() -> None:
     parser.add_argument("--memory", type=int, default=0, help="also measure PSS with this many idle connections")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server")
     parser.add_argument("--log", type=Path, default=Path("/tmp/pilotlight-slowloris.log"))
+    parser.add_argument("--label", default="with the fix", help="the column these figures go to in --json")
+    parser.add_argument("--json", type=Path, default=None, help="merge the figures into this file (bench.report reads it)")
     args = parser.parse_args()
     env = {"WORKERS": str(args.workers), "MODELS": "u2netp,centerface", "SEGMENTATION_MODEL": "u2netp", "WARMUP_REQUESTS": "1"}
     env.update(item.split("=", 1) for item in args.env)
@@ -298,8 +301,14 @@ def main() -> None:
         finally:
             server.stop(timeout=60)
         hostile = ", ".join(f"{answer}: {n}" for answer, n in attack.answers.most_common(3)) or "none"
-        print(f"{kind:15s} {good.summary()}")  # noqa: T201
-        print(f"{'':15s} hostile: {attack.opened} opened, {attack.closed} closed by the server ({hostile})")  # noqa: T201
+        print(f"{kind:15s} {good.summary()}", flush=True)  # noqa: T201
+        print(f"{'':15s} hostile: {attack.opened} opened, {attack.closed} closed by the server ({hostile})", flush=True)  # noqa: T201
+        record(args.json, args.label, f"{kind} x{args.connections if kind not in ('none', 'flood') else ''}".rstrip(" x"), {
+            "sent": good.sent, "answered": good.answered, "ok": good.ok, "p50_s": good.percentile(50),
+            "p99_s": good.percentile(99), "max_s": max(good.latencies, default=0.0), "statuses": dict(good.statuses),
+            "hostile_opened": attack.opened, "hostile_closed": attack.closed, "seconds": args.seconds,
+            "env": env, "root": str(args.root),
+        })
     if args.memory:
         server = Server(env=env, log_path=args.log, root=args.root).start()
         try:
@@ -309,6 +318,18 @@ def main() -> None:
             server.stop(timeout=60)
         print(f"memory: PSS {before:.1f} MiB, with {args.memory} idle connections {after:.1f} MiB "  # noqa: T201
               f"({(after - before) * 1024 / args.memory:.1f} KiB per connection)")
+        record(args.json, args.label, "memory", {"connections": args.memory, "pss_before_mib": before, "pss_after_mib": after,
+                                                 "kib_per_connection": (after - before) * 1024 / args.memory})
+
+
+def record(path: Path | None, label: str, key: str, figures: dict[str, object]) -> None:
+    """Merge one scenario's figures into the JSON file `path` (nothing when None)."""
+    if path is None:
+        return
+    data = json.loads(path.read_text()) if path.is_file() else {}
+    data.setdefault(label, {})[key] = figures
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -113,6 +113,16 @@ def test_gunicorns_parser_reads_a_buffered_request_without_the_socket() -> None:
         right.close()
 
 
+def test_intake_settings() -> None:
+    defaults = Settings.from_env({})
+    assert (defaults.header_timeout, defaults.min_body_rate, defaults.max_connections_per_ip) == (10.0, 1024, 32)
+    custom = Settings.from_env({"HEADER_TIMEOUT": "3", "MIN_BODY_RATE": "0", "MAX_CONNECTIONS_PER_IP": "0"})
+    assert (custom.header_timeout, custom.min_body_rate, custom.max_connections_per_ip) == (3.0, 0, 0)
+    for name, value in (("HEADER_TIMEOUT", "0"), ("MIN_BODY_RATE", "-1"), ("WORKER_CONNECTIONS", "2")):
+        with pytest.raises(ConfigError, match=name):
+            Settings.from_env({name: value})
+
+
 def test_api_keys_setting(tmp_path: Path) -> None:
     assert Settings.from_env({"API_KEYS": f"{KEY}, {OTHER_KEY}"}).api_keys == (KEY, OTHER_KEY)
     secret = tmp_path / "keys"

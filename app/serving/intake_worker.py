@@ -48,6 +48,7 @@ LINGER_S = 2.0  # after an error answer, read and drop what the client still sen
 STOP_LINGER_S = 2.0  # a stopping worker waits this long for a request on a connection that sent nothing
 RECV_BYTES = 256 * 1024
 LOG_EVERY_S = 60.0
+SWEEP_EVERY_S = 0.25  # the clocks of connections still arriving are checked this often
 
 
 class IntakeConn(TConn):
@@ -99,6 +100,7 @@ class IntakeThreadWorker(ThreadWorker):
         self.reading: set[IntakeConn] = set()  # connections whose request is being read here
         self.limit_log = LimitLog()
         self.probe_pool: futures.ThreadPoolExecutor | None = None
+        self._swept_at = 0.0
 
     def load_wsgi(self) -> None:
         super().load_wsgi()
@@ -197,6 +199,9 @@ class IntakeThreadWorker(ThreadWorker):
         if conn.intake.complete:
             self._dispatch_whole(conn)
             return
+        if conn.intake.send_continue:  # a pipelined request's headers were buffered already
+            conn.intake.send_continue = False
+            self._send(conn, CONTINUE)
         self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._readable, conn))
         self._readable(conn, conn.sock)  # on loopback the request is usually there already
 
@@ -288,6 +293,9 @@ class IntakeThreadWorker(ThreadWorker):
         """Called by gthread's loop about once a second (and while stopping): enforce the clocks."""
         super().murder_pending()
         now = time.monotonic()
+        if now - self._swept_at < SWEEP_EVERY_S:  # busy loops call this after every event
+            return
+        self._swept_at = now
         for conn in list(self.reading):
             if conn.linger_until:
                 if now >= conn.linger_until:
