@@ -16,6 +16,10 @@ and a slow client still sending its request weighs nothing; a request past its i
 An idle worker that gave its working memory back (RELEASE_MEMORY=idle) waits a shorter head start
 than one request's, so an idle worker that kept its buffers takes a lone request before it (the
 request would pay for growing them again), and a busy one does not.
+
+Head starts are sleeps in the worker's main thread, which also reads requests (the intake): they
+are capped at HEAD_START_BUDGET_S a second, so a flood of short connections cannot keep a worker
+asleep between accepts while good clients' connections wait in the backlog behind it.
 """
 
 from __future__ import annotations
@@ -31,9 +35,13 @@ if TYPE_CHECKING:
 
 HEAD_START_S = 0.01  # per request running, waiting or on its way to this worker's inference slot
 RELEASED_HEAD_START_S = 0.004  # idle, with its working memory given back: less than one request's head start
+HEAD_START_BUDGET_S = 0.2  # most head-start sleep per second: under a flood of connections, accepts must not become sleeps
 
 
 class BalancedThreadWorker(IntakeThreadWorker):
+    _budget_since = 0.0
+    _slept = 0.0
+
     def _gate(self) -> InferenceGate:
         from . import get_runtime
 
@@ -43,10 +51,22 @@ class BalancedThreadWorker(IntakeThreadWorker):
         gate = self._gate()
         load = gate.load
         if load:
-            time.sleep(HEAD_START_S * load)
+            self._head_start(HEAD_START_S * load)
         elif gate.released:
-            time.sleep(RELEASED_HEAD_START_S)
+            self._head_start(RELEASED_HEAD_START_S)
         super().accept(listener)  # EAGAIN when another worker took it first: ignored
+
+    def _head_start(self, seconds: float) -> None:
+        """Sleep `seconds` in the main thread, within HEAD_START_BUDGET_S a second: a flood of short
+        connections (hundreds a second) would otherwise keep the accept loop asleep while the backlog,
+        good clients' connections included, waits behind it."""
+        now = time.monotonic()
+        if now - self._budget_since >= 1.0:
+            self._budget_since, self._slept = now, 0.0
+        if self._slept + seconds > HEAD_START_BUDGET_S:
+            return
+        self._slept += seconds
+        time.sleep(seconds)
 
     def dispatch(self, conn: IntakeConn, *, probe: bool) -> None:
         # a whole request on its way to a pool thread (probes never use the inference slot)
