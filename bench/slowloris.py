@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import multiprocessing
 import socket
 import threading
 import time
@@ -27,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import requests
@@ -70,7 +72,9 @@ def closed_by_server(sock: socket.socket) -> tuple[bool, bytes]:
 @dataclass
 class Attack:
     """`count` hostile connections of one kind, kept open (reopened when the server closes one)
-    until `stop()` or `seconds`, from one thread. Counts what the server did to them."""
+    until `stop()` or `seconds`, from one child process (in the measuring process, a thread busy
+    with hundreds of connections a second would starve the good client of the GIL and time the
+    client, not the server). Counts what the server did to them."""
 
     kind: str
     port: int
@@ -82,18 +86,37 @@ class Attack:
     closed: int = 0  # closed by the server
     answers: Counter[str] = field(default_factory=Counter)  # first status line of what it answered
     errors: int = 0
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
+    _stop: Any = field(default_factory=threading.Event)
+    _process: Any = None
+    _results: Any = None
 
     def start(self) -> Attack:
-        self._thread = threading.Thread(target=self._run, name=f"attack-{self.kind}", daemon=True)
-        self._thread.start()
+        context = multiprocessing.get_context("fork")
+        self._stop = context.Event()
+        self._results, sender = context.Pipe(duplex=False)
+        self._process = context.Process(target=self._child, args=(sender,), name=f"attack-{self.kind}", daemon=True)
+        self._process.start()
+        sender.close()
         return self
+
+    def _child(self, sender: Any) -> None:
+        try:
+            self._run()
+        finally:
+            sender.send((self.opened, self.closed, dict(self.answers), self.errors))
+            sender.close()
 
     def stop(self) -> Attack:
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
+        if self._process is not None:
+            if self._results.poll(40):
+                self.opened, self.closed, answers, self.errors = self._results.recv()
+                self.answers = Counter(answers)
+            self._process.join(timeout=10)
+            if self._process.is_alive():
+                self._process.kill()
+                self._process.join(timeout=10)
+            self._process = None
         return self
 
     def __enter__(self) -> Attack:

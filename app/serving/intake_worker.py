@@ -48,6 +48,7 @@ LINGER_S = 2.0  # after an error answer, read and drop what the client still sen
 STOP_LINGER_S = 2.0  # a stopping worker waits this long for a request on a connection that sent nothing
 RECV_BYTES = 256 * 1024
 LOG_EVERY_S = 60.0
+ACCEPT_BATCH = 32  # connections accepted per wake-up while accept_more() allows it (a flood: fewer wake-ups)
 SWEEP_EVERY_S = 0.25  # the clocks of connections still arriving are checked this often
 
 
@@ -134,22 +135,35 @@ class IntakeThreadWorker(ThreadWorker):
     # -- accept: the per-address cap -------------------------------------------------------------
 
     def accept(self, listener: socket.socket) -> None:
+        """Accept connections waiting on `listener`: more than one per wake-up while `accept_more()`
+        says so (each wake-up of the main thread costs the inference thread a GIL hand-over)."""
+        for _ in range(ACCEPT_BATCH):
+            if not self._accept_one(listener) or self.nr_conns >= self.worker_connections or not self.accept_more():
+                return
+
+    def accept_more(self) -> bool:
+        """Whether to take another waiting connection in the same wake-up (the balanced worker
+        says no once a request has arrived here)."""
+        return True
+
+    def _accept_one(self, listener: socket.socket) -> bool:
         try:
             client_sock, client_addr = listener.accept()
         except OSError as exc:
             if exc.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
                 raise
-            return
+            return False
         address = client_addr[0] if isinstance(client_addr, tuple) else ""
         if self.per_ip_limit and address and self.per_ip[address] >= self.per_ip_limit:
             self._refuse(client_sock, address)
-            return
+            return True
         self.nr_conns += 1
         conn = IntakeConn(self.cfg, client_sock, client_addr, listener.getsockname())
         conn.address = address
         self.per_ip[address] += 1
         conn._on_close = self._closed
         self.enqueue_req(conn)
+        return True
 
     def _closed(self, conn: IntakeConn) -> None:
         self.reading.discard(conn)
