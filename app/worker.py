@@ -56,11 +56,6 @@ class BalancedThreadWorker(IntakeThreadWorker):
             self._head_start(RELEASED_HEAD_START_S)
         super().accept(listener)  # EAGAIN when another worker took it first: ignored
 
-    def accept_more(self) -> bool:
-        # another connection in the same wake-up only while no request has arrived here: a flood
-        # of empty connections is taken in batches, a burst of real requests is still spread
-        return self._gate().load == 0
-
     def _head_start(self, seconds: float) -> None:
         """Sleep `seconds` in the main thread, within HEAD_START_BUDGET_S a second: a flood of short
         connections (hundreds a second) would otherwise keep the accept loop asleep while the backlog,

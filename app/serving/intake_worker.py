@@ -48,7 +48,6 @@ LINGER_S = 2.0  # after an error answer, read and drop what the client still sen
 STOP_LINGER_S = 2.0  # a stopping worker waits this long for a request on a connection that sent nothing
 RECV_BYTES = 256 * 1024
 LOG_EVERY_S = 60.0
-ACCEPT_BATCH = 32  # connections accepted per wake-up while accept_more() allows it (a flood: fewer wake-ups)
 SWEEP_EVERY_S = 0.25  # the clocks of connections still arriving are checked this often
 
 
@@ -135,16 +134,8 @@ class IntakeThreadWorker(ThreadWorker):
     # -- accept: the per-address cap -------------------------------------------------------------
 
     def accept(self, listener: socket.socket) -> None:
-        """Accept connections waiting on `listener`: more than one per wake-up while `accept_more()`
-        says so (each wake-up of the main thread costs the inference thread a GIL hand-over)."""
-        for _ in range(ACCEPT_BATCH):
-            if not self._accept_one(listener) or self.nr_conns >= self.worker_connections or not self.accept_more():
-                return
-
-    def accept_more(self) -> bool:
-        """Whether to take another waiting connection in the same wake-up (the balanced worker
-        says no once a request has arrived here)."""
-        return True
+        """One connection per wake-up, as gthread does: the balanced worker decides per connection."""
+        self._accept_one(listener)
 
     def _accept_one(self, listener: socket.socket) -> bool:
         try:
