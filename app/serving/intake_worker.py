@@ -83,6 +83,7 @@ class LimitLog:
             return
         if len(self._last) > 4096:  # forget addresses not seen for a minute
             self._last = {k: t for k, t in self._last.items() if now - t < self.every}
+            self._suppressed = Counter({k: n for k, n in self._suppressed.items() if k in self._last})
         self._last[key] = now
         more = self._suppressed.pop(key, 0)
         note = f" ({more} more since the last line)" if more else ""
