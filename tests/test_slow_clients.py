@@ -318,3 +318,18 @@ def test_api_keys_guard_the_api_and_never_reach_the_log(limited: Server, astrona
     time.sleep(0.5)  # the access lines of the last answers
     log = limited.log_text()
     assert "/api/v1/specs" in log and KEY not in log and OTHER_KEY not in log
+
+
+def test_limits_are_logged_once_per_client_and_minute(caplog: pytest.LogCaptureFixture) -> None:
+    from app.serving.intake_worker import LimitLog
+
+    limit_log = LimitLog(every=60)
+    with caplog.at_level("WARNING", logger="app.serving.intake_worker"):
+        for second in (0, 1, 2, 59):
+            limit_log.record("header_timeout", "10.0.0.1", "slow", now=second)
+        limit_log.record("header_timeout", "10.0.0.2", "slow", now=3)
+        limit_log.record("body_too_slow", "10.0.0.1", "slow", now=4)
+        limit_log.record("header_timeout", "10.0.0.1", "slow", now=61)
+    lines = [record.getMessage() for record in caplog.records]
+    assert len(lines) == 4, lines
+    assert lines[-1].startswith("client 10.0.0.1: header_timeout") and "3 more since the last line" in lines[-1]
