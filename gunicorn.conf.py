@@ -26,7 +26,7 @@ workers = settings.workers
 # leaves new connections to idle ones.
 worker_class = "app.serving.worker.BalancedThreadWorker"
 threads = settings.worker_threads
-worker_connections = settings.worker_threads * 4  # accepted connections per worker, keep-alive included
+worker_connections = settings.worker_connections  # open per worker, kept-alive and still-arriving included (app/serving/intake_worker.py)
 timeout = settings.timeout
 graceful_timeout = settings.graceful_timeout
 keepalive = settings.keepalive

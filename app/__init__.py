@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the heavy modules (onnxruntime, rembg, numba) load when an 
 def create_app(settings: Settings | None = None, registry: Registry | None = None) -> Flask:
     from flask import Flask
 
-    from . import cors, errors, observability
+    from . import auth, cors, errors, observability
     from .api import background, faces, health, idphoto, metrics
     from .models.registry import REGISTRY
     from .service import Service
@@ -42,6 +42,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     observability.init_app(app)  # first: every response gets its X-Request-ID
     cors.init_app(app, settings.cors_origins)
     errors.init_app(app)
+    auth.init_app(app, settings)  # API_KEYS: Bearer keys on /api/v1 (off when unset)
     for module in (health, metrics, background, idphoto, faces):
         app.register_blueprint(module.bp)
     app.register_blueprint(web_page)  # GET /: the browser upload page

@@ -18,6 +18,7 @@ DEFAULT_MODELS = ("u2net", "centerface")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 ARENA_MODES = ("shared", "session", "off")  # ORT_CPU_ARENA, see app/models/sessions.py
 LOG_FORMATS = ("text", "json")
+_KEY = re.compile(r"^[A-Za-z0-9._~+/=-]+$")  # RFC 6750 b64token
 _ORIGIN = re.compile(r"^https?://[a-z0-9.-]+(:[0-9]{1,5})?$|^https?://\[[0-9a-f:.]+\](:[0-9]{1,5})?$")
 
 
@@ -101,6 +102,13 @@ class Settings:
     log_format: str = "text"  # "json": one JSON object per log line, access lines included
     metrics_dir: Path | None = None  # None: a fresh private folder under the temp dir per server start
     cors_origins: tuple[str, ...] = ()  # empty: no CORS headers at all; ("*",): any origin
+    # slow and hostile clients (app/serving/intake.py): requests are read whole before a thread sees them
+    header_timeout: float = 10.0  # seconds from a connection's first wait to the end of its request headers
+    min_body_rate: int = 1024  # bytes/s a request body must average once BODY_GRACE_S have passed (0: off)
+    max_connections_per_ip: int = 32  # open connections per client address and worker (0: no limit)
+    worker_connections: int = 1000  # open connections per worker, idle and kept-alive included
+    api_keys: tuple[str, ...] = field(default=(), repr=False)  # empty: /api/v1 is open (app/auth.py)
+    metrics_need_key: bool = False  # with API_KEYS: GET /metrics needs a key too
 
     @property
     def worker_threads(self) -> int:
@@ -162,6 +170,12 @@ class Settings:
             log_format=reader.choice("LOG_FORMAT", defaults.log_format, LOG_FORMATS),
             metrics_dir=reader.optional_path("METRICS_DIR"),
             cors_origins=reader.origins("CORS_ORIGINS"),
+            header_timeout=reader.number("HEADER_TIMEOUT", defaults.header_timeout, low=1, high=3600),
+            min_body_rate=reader.integer("MIN_BODY_RATE", defaults.min_body_rate, low=0, high=1024**3),
+            max_connections_per_ip=reader.integer("MAX_CONNECTIONS_PER_IP", defaults.max_connections_per_ip, low=0, high=100_000),
+            worker_connections=reader.integer("WORKER_CONNECTIONS", defaults.worker_connections, low=16, high=100_000),
+            api_keys=reader.api_keys("API_KEYS"),
+            metrics_need_key=reader.boolean("METRICS_NEED_KEY", defaults.metrics_need_key),
         )
         settings.validate()
         return settings
@@ -257,6 +271,29 @@ class _Reader:
             if not _ORIGIN.match(origin):
                 raise ConfigError(f"{name}: {origin!r} is not an origin like https://example.com or http://localhost:3000")
         return origins
+
+    def api_keys(self, name: str) -> tuple[str, ...]:
+        """Comma-separated keys, or the path of a file with one key per line (a mounted secret).
+        Error messages name the variable, never a key."""
+        raw = self._raw(name)
+        if raw is None:
+            return ()
+        if raw.startswith(("/", "./", "~")):
+            path = Path(raw).expanduser()
+            try:
+                raw = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"{name}: cannot read the key file {path} ({type(exc).__name__})") from None
+            parts = raw.replace(",", "\n").splitlines()
+        else:
+            parts = raw.split(",")
+        keys = tuple(dict.fromkeys(part.strip() for part in parts if part.strip()))
+        if not keys:
+            raise ConfigError(f"{name} lists no keys")
+        for index, key in enumerate(keys, 1):
+            if len(key) < 16 or not _KEY.match(key):
+                raise ConfigError(f"{name}: key {index} must be at least 16 characters of A-Z a-z 0-9 . _ ~ + / = -")
+        return keys
 
     def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
         raw = self._raw(name)

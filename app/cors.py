@@ -4,7 +4,7 @@ With CORS_ORIGINS set, responses under /api/v1/ to a request whose Origin is all
 Access-Control-Allow-Origin (the origin itself, or `*` when every origin is allowed), and every
 API response carries `Vary: Origin`; a preflight (OPTIONS with Access-Control-Request-Method)
 from an allowed origin is answered 204 with the methods and headers the API accepts. Credentials
-are never allowed (the API has no cookies or authentication).
+are never allowed (the API has no cookies; API_KEYS are sent as an Authorization header).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from flask import Flask, Response, request
 
 API_PREFIX = "/api/v1/"
 ALLOW_METHODS = "GET, POST"
-ALLOW_HEADERS = "Accept, Content-Type, X-Request-ID"
+ALLOW_HEADERS = "Accept, Authorization, Content-Type, X-Request-ID"
 EXPOSE_HEADERS = "X-Request-ID, Server-Timing, Retry-After, Content-Disposition"
 PREFLIGHT_MAX_AGE = "600"
 

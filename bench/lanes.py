@@ -1,7 +1,7 @@
 """Lanes side by side with `rembg s` in one run (issue 15): a lone request, two clients, memory.
 
     .venv/bin/python -m bench.lanes                 # ~10 min on 2 cores; prints the table, writes
-                                                    # bench/results/lanes.json and its section of docs/BENCHMARKS.md
+                                                    # bench/results/lanes.json and docs/BENCHMARKS.md (bench.report)
     .venv/bin/python -m bench.lanes --quick         # fewer requests; writes under $BENCH_WORK only
 
 Three servers, each started as a user starts it, fresh, on the same u2net file and photos
@@ -21,12 +21,8 @@ import time
 from pathlib import Path
 
 from . import peer
-from .common import DOCS, MODEL, RESULTS, ROOT, WORK, cutout_photo, portrait_photo, say, write_json
+from .common import MODEL, RESULTS, ROOT, WORK, cutout_photo, portrait_photo, say, write_json
 from .servers import Call, Launched, closed_loop, must, sequential
-
-MARK_BEGIN = "<!-- bench.lanes: begin -->"
-MARK_END = "<!-- bench.lanes: end -->"
-
 
 def pilotlight(name: str, log_dir: Path, **env: str) -> Launched:
     settings = {"PILOTLIGHT_NO_SETUP": "1", "WORKERS": "2", "MODELS": f"{MODEL},centerface", "SEGMENTATION_MODEL": MODEL,
@@ -108,17 +104,12 @@ def table(results: dict[str, dict]) -> str:
     return "\n".join(lines) + "\n\n" + "\n".join(ratios) + "\n"
 
 
-def write_docs(text: str, *, when: str) -> None:
-    path = DOCS / "BENCHMARKS.md"
-    body = path.read_text()
-    section = (f"{MARK_BEGIN}\n## Lanes: a lone request on every core (bench.lanes, {when})\n\n"
-               "Printed by `python -m bench.lanes`: the three servers started fresh one after the other in one run, "
-               "u2net, 2 workers for pilotlight, the photos of bench/common.py.\n\n" + text + MARK_END)
-    if MARK_BEGIN in body:
-        body = body[: body.index(MARK_BEGIN)] + section + body[body.index(MARK_END) + len(MARK_END):]
-    else:
-        body = body.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(body)
+def section(saved: dict) -> str:
+    """The docs/BENCHMARKS.md section of a saved run (bench/report.py renders it)."""
+    return (f"## Lanes: a lone request on every core (bench.lanes, {saved['when']})\n\n"
+            "Printed by `python -m bench.lanes`: rembg s and pilotlight (2 workers, default LONE_REQUEST_THREADS, "
+            "then LONE_REQUEST_THREADS=1) started fresh one after the other in one run, u2net, the photos of "
+            "bench/common.py.\n\n" + table(saved["results"]))
 
 
 def main() -> None:
@@ -146,7 +137,9 @@ def main() -> None:
     target = (log_dir if args.quick else RESULTS) / "lanes.json"
     write_json(target, {"when": when, "quick": args.quick, "photo": cut.name, "results": results})
     if not args.quick:
-        write_docs(text, when=when)
+        from .report import write
+
+        write(RESULTS / "cpu.json")  # docs/BENCHMARKS.md with this section
 
 
 if __name__ == "__main__":

@@ -1,21 +1,32 @@
 """Load the real server with concurrent clients uploading real photos (loopback only, bounded).
 
     .venv/bin/python -m bench.load [--clients 6] [--requests 2000] [--workers 2] [--model u2net]
+    .venv/bin/python -m bench.load --soak [--clients 3] [--requests 2000] [--every 250]
 
 Starts gunicorn with gunicorn.conf.py on a free loopback port, sends --requests requests from
 --clients closed-loop clients (more clients than workers: the queue fills), alternating the ID photo
 and the background-removal endpoints on scikit-image's astronaut, and prints: requests by status,
 latency p50/p99/max, how many 503s carried Retry-After, and the summed PSS of the process tree
 after warm-up and after the run. It stops by itself after --max-seconds.
+
+`--soak` cycles over varied photos (scikit-image's astronaut at 256 to 2048 px as JPEG, PNG and
+WebP, insightface's six-face t1.jpg when installed, generated 12 and 20 megapixel photos) and
+over cut-outs, ID photos of several specs and print sheets, with no more clients than the
+workers' slots (no 503 expected). Every --every requests it stops sending, waits
+RELEASE_MEMORY_IDLE_S + 2 s (the idle release) and reads the summed PSS at rest; it also samples
+PSS under load. It prints the table docs/BENCHMARKS.md shows and the growth at rest from the
+first checkpoint to the last (the target: under 10 %, and no 5xx).
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +40,19 @@ ENDPOINTS = (
     ("/api/v1/remove-background", {}),
     ("/api/v1/idphoto", {"spec": "us-passport"}),
 )
+SOAK_ENDPOINTS = (
+    ("/api/v1/remove-background", {}),
+    ("/api/v1/idphoto", {"spec": "us-passport", "face": "largest"}),
+    ("/api/v1/remove-background", {"background": "white", "format": "jpeg"}),
+    ("/api/v1/idphoto", {"spec": "schengen-visa", "face": "largest", "format": "png"}),
+    ("/api/v1/idphoto/sheet", {"spec": "icao", "paper": "4x6", "face": "largest"}),
+    ("/api/v1/idphoto", {"spec": "cn-1inch", "face": "largest", "max_kb": "40"}),
+)
+RELEASE_WAIT_S = 2.0 + 2.0  # RELEASE_MEMORY_IDLE_S (default) + 2 s
+T1_JPG = "insightface/data/images/t1.jpg"
+
+# (path, form fields, (file name, bytes, content type)) for request number n
+Plan = Callable[[int], tuple[str, dict[str, str], tuple[str, bytes, str]]]
 
 
 @dataclass
@@ -69,12 +93,63 @@ def photo_jpeg() -> bytes:
     return buffer.getvalue()
 
 
-def run_load(server: Server, *, clients: int, total: int, max_seconds: float) -> LoadResult:
-    """`clients` closed-loop clients share `total` requests; stops early after `max_seconds`."""
-    photo = photo_jpeg()
+def _encoded(image: Image.Image, fmt: str, **options: object) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, fmt, **options)
+    return buffer.getvalue()
+
+
+def soak_photos() -> list[tuple[str, bytes, str]]:
+    """Varied uploads: (file name, bytes, content type)."""
+    import importlib.util
+
+    from skimage import data
+
+    astronaut = Image.fromarray(data.astronaut())
+    photos = [
+        ("astronaut-512.jpg", _encoded(astronaut, "JPEG", quality=92), "image/jpeg"),
+        ("astronaut-256.png", _encoded(astronaut.resize((256, 256)), "PNG"), "image/png"),
+        ("astronaut-1024.webp", _encoded(astronaut.resize((1024, 1024)), "WEBP", quality=90), "image/webp"),
+        ("astronaut-2048.jpg", _encoded(astronaut.resize((2048, 2048), Image.LANCZOS), "JPEG", quality=90), "image/jpeg"),
+        ("portrait-12mp.jpg", _encoded(astronaut.resize((3000, 4000), Image.BICUBIC), "JPEG", quality=85), "image/jpeg"),
+        ("photo-20mp.jpg", _encoded(astronaut.resize((5000, 4000), Image.BICUBIC), "JPEG", quality=85), "image/jpeg"),
+    ]
+    spec = importlib.util.find_spec("insightface")
+    if spec is not None and spec.origin is not None:
+        t1 = Path(spec.origin).parent.parent / T1_JPG
+        if t1.is_file():
+            photos.append(("t1.jpg", t1.read_bytes(), "image/jpeg"))
+    return photos
+
+
+def soak_plan() -> Plan:
+    photos = soak_photos()
+
+    def plan(n: int) -> tuple[str, dict[str, str], tuple[str, bytes, str]]:
+        path, fields = SOAK_ENDPOINTS[(n // len(photos)) % len(SOAK_ENDPOINTS)]  # every photo meets every endpoint
+        return path, fields, photos[n % len(photos)]
+
+    return plan
+
+
+def run_load(
+    server: Server, *, clients: int, total: int, max_seconds: float, plan: Plan | None = None, first: int = 0,
+    on_sample: Callable[[float], None] | None = None,
+) -> LoadResult:
+    """`clients` closed-loop clients share `total` requests; stops early after `max_seconds`.
+
+    `plan(n)` gives request n (default: the astronaut, alternating ENDPOINTS); `first` is the
+    number of the first request; `on_sample` gets the summed PSS (MiB) every half second."""
+    if plan is None:
+        photo = photo_jpeg()
+
+        def plan(n: int) -> tuple[str, dict[str, str], tuple[str, bytes, str]]:
+            path, fields = ENDPOINTS[n % len(ENDPOINTS)]
+            return path, fields, ("me.jpg", photo, "image/jpeg")
+
     result = LoadResult(pss_before_mib=server.tree_pss_kib() / 1024)
     lock = threading.Lock()
-    issued = iter(range(total))
+    issued = iter(range(first, first + total))
     deadline = time.monotonic() + max_seconds
 
     def client() -> None:
@@ -84,10 +159,10 @@ def run_load(server: Server, *, clients: int, total: int, max_seconds: float) ->
                 n = next(issued, None)
             if n is None:
                 return
-            path, fields = ENDPOINTS[n % len(ENDPOINTS)]
+            path, fields, upload = plan(n)
             started = time.perf_counter()
             try:
-                response = session.post(server.url + path, files={"image": ("me.jpg", photo, "image/jpeg")}, data=fields, timeout=120)
+                response = session.post(server.url + path, files={"image": upload}, data=fields, timeout=120)
                 status = str(response.status_code)
                 retry = response.status_code == 503 and "Retry-After" in response.headers
             except requests.RequestException as exc:
@@ -105,32 +180,134 @@ def run_load(server: Server, *, clients: int, total: int, max_seconds: float) ->
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=max_seconds + 180)
+        while thread.is_alive() and time.monotonic() < deadline + 180:
+            thread.join(timeout=0.5)
+            if on_sample is not None:
+                try:
+                    on_sample(server.tree_pss_kib() / 1024)
+                except OSError:  # a worker exiting between the listing and the read
+                    pass
     result.seconds = time.monotonic() - started
     time.sleep(0.5)
     result.pss_after_mib = server.tree_pss_kib() / 1024
     return result
 
 
+@dataclass
+class SoakRow:
+    requests: int
+    pss_rest_mib: float
+    pss_load_max_mib: float
+    statuses: Counter[str]
+    p50: float
+    p99: float
+
+
+@dataclass
+class SoakResult:
+    rows: list[SoakRow] = field(default_factory=list)
+    pss_start_mib: float = 0.0  # at rest after warm-up, before any request
+
+    @property
+    def statuses(self) -> Counter[str]:
+        total: Counter[str] = Counter()
+        for row in self.rows:
+            total.update(row.statuses)
+        return total
+
+    @property
+    def server_errors(self) -> int:
+        return sum(count for status, count in self.statuses.items() if not status.isdigit() or status.startswith("5"))
+
+    @property
+    def rest_growth(self) -> float:
+        """Growth of PSS at rest from the first checkpoint to the last."""
+        if len(self.rows) < 2:
+            return 0.0
+        return self.rows[-1].pss_rest_mib / self.rows[0].pss_rest_mib - 1.0
+
+    def table(self) -> str:
+        lines = [
+            f"at rest before the first request: {self.pss_start_mib:.0f} MiB",
+            "| requests | PSS at rest (MiB) | PSS under load, max (MiB) | statuses | p50 (s) | p99 (s) |",
+            "| ---: | ---: | ---: | --- | ---: | ---: |",
+        ]
+        for row in self.rows:
+            statuses = ", ".join(f"{s}: {n}" for s, n in sorted(row.statuses.items()))
+            lines.append(f"| {row.requests} | {row.pss_rest_mib:.0f} | {row.pss_load_max_mib:.0f} | {statuses} | {row.p50:.2f} | {row.p99:.2f} |")
+        lines.append(f"growth at rest from {self.rows[0].requests if self.rows else 0} requests to the end: "
+                     f"{self.rest_growth * 100:+.1f}%; 5xx or failed: {self.server_errors}")
+        return "\n".join(lines)
+
+
+def run_soak(server: Server, *, clients: int, total: int, every: int, max_seconds: float,
+             rest_wait: float = RELEASE_WAIT_S, progress: Callable[[SoakRow], None] | None = None) -> SoakResult:
+    """`total` varied requests in batches of `every`, PSS read at rest after each batch."""
+    plan = soak_plan()
+    time.sleep(rest_wait)
+    result = SoakResult(pss_start_mib=server.tree_pss_kib() / 1024)
+    deadline = time.monotonic() + max_seconds
+    done = 0
+    while done < total and time.monotonic() < deadline:
+        batch = min(every, total - done)
+        samples: list[float] = []
+        load = run_load(server, clients=clients, total=batch, max_seconds=max(1.0, deadline - time.monotonic()),
+                        plan=plan, first=done, on_sample=samples.append)
+        done += load.total
+        time.sleep(rest_wait)  # the idle release
+        row = SoakRow(done, server.tree_pss_kib() / 1024, max(samples, default=load.pss_after_mib), load.statuses,
+                      load.percentile(50), load.percentile(99))
+        result.rows.append(row)
+        if progress is not None:
+            progress(row)
+        if load.total < batch:
+            break
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--clients", type=int, default=6)
+    parser.add_argument("--clients", type=int, default=None, help="default 6, with --soak 3 (no 503 expected)")
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--model", default="u2net")
     parser.add_argument("--queue-depth", type=int, default=None)
     parser.add_argument("--max-seconds", type=float, default=3600)
+    parser.add_argument("--soak", action="store_true", help="varied photos and endpoints, PSS at rest every --every requests")
+    parser.add_argument("--every", type=int, default=250)
+    parser.add_argument("--json", type=Path, default=None, help="--soak: write the table's figures here (bench.report reads it)")
     parser.add_argument("--log", type=Path, default=Path("/tmp/pilotlight-load.log"))
     args = parser.parse_args()
+    if args.clients is None:
+        args.clients = 3 if args.soak else 6
     env = {"WORKERS": str(args.workers), "MODELS": f"{args.model},centerface", "SEGMENTATION_MODEL": args.model}
     if args.queue_depth is not None:
         env["QUEUE_DEPTH"] = str(args.queue_depth)
     server = Server(env=env, log_path=args.log).start()
     try:
         server.wait_ready(timeout=600)
-        result = run_load(server, clients=args.clients, total=args.requests, max_seconds=args.max_seconds)
+        if args.soak:
+            print(f"soak: model {args.model}, {args.workers} workers, {args.clients} clients, "  # noqa: T201
+                  f"{args.requests} requests, PSS at rest every {args.every}", flush=True)
+            soak = run_soak(server, clients=args.clients, total=args.requests, every=args.every, max_seconds=args.max_seconds,
+                            progress=lambda row: print(f"  {row.requests} requests: at rest {row.pss_rest_mib:.0f} MiB, "  # noqa: T201
+                                                       f"under load max {row.pss_load_max_mib:.0f} MiB", flush=True))
+        else:
+            result = run_load(server, clients=args.clients, total=args.requests, max_seconds=args.max_seconds)
     finally:
         server.stop(timeout=60)
+    if args.soak:
+        print(soak.table())  # noqa: T201
+        if args.json is not None:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps({
+                "model": args.model, "workers": args.workers, "clients": args.clients, "requests": args.requests,
+                "every": args.every, "pss_start_mib": soak.pss_start_mib, "rest_growth": soak.rest_growth,
+                "server_errors": soak.server_errors,
+                "rows": [{"requests": r.requests, "pss_rest_mib": r.pss_rest_mib, "pss_load_max_mib": r.pss_load_max_mib,
+                          "statuses": dict(r.statuses), "p50_s": r.p50, "p99_s": r.p99} for r in soak.rows],
+            }, indent=1) + "\n")
+        return
     print(f"model {args.model}, {args.workers} workers, {args.clients} clients")  # noqa: T201
     print(result.summary())  # noqa: T201
 

@@ -770,6 +770,77 @@ def chart_panels(results: dict) -> list[Panel]:
     return panels
 
 
+def render_clients_and_soak(folder: Path) -> str:
+    """The slow-client and soak sections, from bench/results/slowloris.json (`bench.slowloris
+    --json`) and bench/results/soak.json (`bench.load --soak --json`) when they exist."""
+    out: list[str] = []
+    w = out.append
+    slow_path, soak_path = folder / "slowloris.json", folder / "soak.json"
+    if slow_path.is_file():
+        data = json.loads(slow_path.read_text())
+        labels = [label for label in data if any(key != "memory" for key in data[label])]
+        scenarios = list(dict.fromkeys(key for label in labels for key in data[label] if key != "memory"))
+        w("## Slow and hostile clients\n")
+        w("Written by `.venv/bin/python -m bench.slowloris --json bench/results/slowloris.json` (2 workers, u2netp; "
+          "\"without\": the same script with `--root` on main's code before the request intake). Hostile connections "
+          "come from 127.0.0.2 (slow headers and a slow 5 MB multipart body at 4 bytes/s, connections that send nothing, "
+          "kept-alive connections left open, a flood of short connections; all from a child process); a good client on 127.0.0.1 "
+          "sends /healthz, /readyz and a cut-out in turn, each with a 10 s timeout. Cells: good requests answered / sent, "
+          "and their p99 in seconds (a cut-out's own time is most of it). Each row is a fresh server on a machine shared with "
+          "other work: compare within a column with care (row \"none\", the good client alone, moved between 0.6 and 2 s "
+          "from one run to the next).\n")
+        w("| scenario | " + " | ".join(labels) + " |")
+        w("| --- | " + " | ".join("---" for _ in labels) + " |")
+        for scenario in scenarios:
+            cells = []
+            for label in labels:
+                row = data[label].get(scenario)
+                if row is None:
+                    cells.append("-")
+                    continue
+                cap = "" if (row.get("env") or {}).get("MAX_CONNECTIONS_PER_IP") is None else \
+                    f" (MAX_CONNECTIONS_PER_IP={row['env']['MAX_CONNECTIONS_PER_IP']})"
+                cells.append(f"{row['ok']}/{row['sent']}, p99 {fmt(row['p99_s'], 2)} s{cap}")
+            w(f"| {scenario} | " + " | ".join(cells) + " |")
+        for label in data:
+            memory = data[label].get("memory")
+            if memory:
+                w(f"\nMemory ({label}): summed PSS {fmt(memory['pss_before_mib'], 1)} MiB, with {memory['connections']} "
+                  f"connections that sent half a request line {fmt(memory['pss_after_mib'], 1)} MiB: "
+                  f"{fmt(memory['kib_per_connection'], 1)} KiB per connection.")
+        w("\nThe cost of the intake: no extra process and no image dependency (the image is unchanged); a request "
+          "is copied once more in memory before gunicorn parses it, and the worker's main thread reads it (about 53 us of "
+          "main-thread CPU per connection, measured under a flood of 14,000 connections).\n")
+    if soak_path.is_file():
+        soak = json.loads(soak_path.read_text())
+        w("## Soak\n")
+        w(f"Written by `.venv/bin/python -m bench.load --soak --model {soak['model']} --requests {soak['requests']} --every {soak['every']} "
+          f"--json bench/results/soak.json`: model {soak['model']}, {soak['workers']} workers, {soak['clients']} clients, "
+          "photos from 256 px to 20 MP (JPEG, PNG, WebP, six faces) over cut-outs, ID photos and print sheets. PSS at "
+          "rest is read after `RELEASE_MEMORY_IDLE_S` + 2 s without requests; under load, the largest half-second "
+          f"sample. At rest before the first request: {fmt(soak['pss_start_mib'], 0)} MiB.\n")
+        w("| requests | PSS at rest (MiB) | PSS under load, max (MiB) | statuses | p50 (s) | p99 (s) |")
+        w("| ---: | ---: | ---: | --- | ---: | ---: |")
+        for row in soak["rows"]:
+            statuses = ", ".join(f"{k}: {v}" for k, v in sorted(row["statuses"].items()))
+            w(f"| {row['requests']} | {fmt(row['pss_rest_mib'], 0)} | {fmt(row['pss_load_max_mib'], 0)} | {statuses} | "
+              f"{fmt(row['p50_s'], 2)} | {fmt(row['p99_s'], 2)} |")
+        first = soak["rows"][0]["requests"] if soak["rows"] else 0
+        w(f"\nGrowth at rest from request {first} to the end: {soak['rest_growth'] * 100:+.1f} % (target: under 10 %); "
+          f"5xx or failed requests: {soak['server_errors']}.\n")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def render_lanes(folder: Path) -> str:
+    """The lanes section, from bench/results/lanes.json (python -m bench.lanes), when it is there."""
+    path = folder / "lanes.json"
+    if not path.is_file():
+        return ""
+    from .lanes import section
+
+    return "\n" + section(json.loads(path.read_text()))
+
+
 def write(results_path: Path, *, out_dir: Path = DOCS, gpu_path: Path | None = None) -> str:
     results = json.loads(results_path.read_text())
     gpu_path = gpu_path or results_path.with_name("gpu.json")
@@ -779,7 +850,8 @@ def write(results_path: Path, *, out_dir: Path = DOCS, gpu_path: Path | None = N
     out_dir.mkdir(parents=True, exist_ok=True)
     chart = out_dir / "benchmarks.png"
     render(chart_panels(results), chart, title="pilotlight vs rembg s: u2net on a 2-core machine")
-    markdown = render_markdown(results, gpu, chart.name, browser)
+    markdown = (render_markdown(results, gpu, chart.name, browser) + render_clients_and_soak(results_path.parent)
+                + render_lanes(results_path.parent))
     (out_dir / "BENCHMARKS.md").write_text(markdown)
     return markdown
 

@@ -75,6 +75,7 @@ class Server:
     log_path: Path | None = None
     command: tuple[str, ...] = (sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py")
     port: int = field(default_factory=free_port)
+    root: Path = ROOT  # the checkout to run (bench/slowloris.py compares with another one)
     process: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
 
@@ -88,7 +89,7 @@ class Server:
         with open(self.log_path or os.devnull, "wb") as log:  # the child keeps its own descriptor
             self.process = subprocess.Popen(  # noqa: S603 (our own interpreter and config)
                 list(self.command),
-                cwd=ROOT,
+                cwd=self.root,
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -8,12 +8,18 @@ gives the others a head start proportional to the requests that will use its inf
 before a new one could (running, waiting, or accepted and on their way: InferenceGate.load)
 before it accepts: an idle worker always wins, and when every worker is busy the least loaded
 one takes the connection (and may answer it with a fast 503 when its queue is full). Counting a
-request from its accept spreads a burst of connections over the workers instead of sending it
-all to the first one awake; a request past its inference (encoding, sending) no longer counts.
+request from the moment it has arrived whole (app/serving/intake_worker.py reads it first, in the
+event loop) spreads a burst over the workers instead of sending it all to the first one awake,
+and a slow client still sending its request weighs nothing; a request past its inference
+(encoding, sending) no longer counts.
 
 An idle worker that gave its working memory back (RELEASE_MEMORY=idle) waits a shorter head start
 than one request's, so an idle worker that kept its buffers takes a lone request before it (the
 request would pay for growing them again), and a busy one does not.
+
+Head starts are sleeps in the worker's main thread, which also reads requests (the intake): they
+are capped at HEAD_START_BUDGET_S a second, so a flood of short connections cannot keep a worker
+asleep between accepts while good clients' connections wait in the backlog behind it.
 """
 
 from __future__ import annotations
@@ -22,19 +28,20 @@ import socket
 import time
 from typing import TYPE_CHECKING
 
-from gunicorn.workers.gthread import ThreadWorker
-
 from .hooks import gate_of
+from .intake_worker import IntakeConn, IntakeThreadWorker
 
 if TYPE_CHECKING:
     from .admission import InferenceGate
 
 HEAD_START_S = 0.01  # per request running, waiting or on its way to this worker's inference slot
 RELEASED_HEAD_START_S = 0.004  # idle, with its working memory given back: less than one request's head start
+HEAD_START_BUDGET_S = 0.2  # most head-start sleep per second: under a flood of connections, accepts must not become sleeps
 
 
-class BalancedThreadWorker(ThreadWorker):
-    _queueing_accepted = False  # inside super().accept(): the connection being queued is a new one
+class BalancedThreadWorker(IntakeThreadWorker):
+    _budget_since = 0.0
+    _slept = 0.0
 
     def _gate(self) -> InferenceGate:
         return gate_of(self)
@@ -43,22 +50,29 @@ class BalancedThreadWorker(ThreadWorker):
         gate = self._gate()
         load = gate.load
         if load:
-            time.sleep(HEAD_START_S * load)
+            self._head_start(HEAD_START_S * load)
         elif gate.released:
-            time.sleep(RELEASED_HEAD_START_S)
-        self._queueing_accepted = True
-        try:
-            super().accept(listener)  # EAGAIN when another worker took it first: gthread ignores that
-        finally:
-            self._queueing_accepted = False
+            self._head_start(RELEASED_HEAD_START_S)
+        super().accept(listener)  # EAGAIN when another worker took it first: ignored
 
-    def enqueue_req(self, conn: object) -> None:
-        # only new connections count as arriving: a kept-alive one is queued again when its client
-        # sends the next request or closes it, and a close must not look like work
-        if self._queueing_accepted:
+    def _head_start(self, seconds: float) -> None:
+        """Sleep `seconds` in the main thread, within HEAD_START_BUDGET_S a second: a flood of short
+        connections (hundreds a second) would otherwise keep the accept loop asleep while the backlog,
+        good clients' connections included, waits behind it."""
+        now = time.monotonic()
+        if now - self._budget_since >= 1.0:
+            self._budget_since, self._slept = now, 0.0
+        if self._slept + seconds > HEAD_START_BUDGET_S:
+            return
+        self._slept += seconds
+        time.sleep(seconds)
+
+    def dispatch(self, conn: IntakeConn, *, probe: bool) -> None:
+        # a whole request on its way to a pool thread (probes never use the inference slot)
+        if not probe:
             conn._arriving = True  # type: ignore[attr-defined]
             self._gate().arrived()
-        super().enqueue_req(conn)
+        super().dispatch(conn, probe=probe)
 
     def handle(self, conn: object) -> object:  # in a pool thread
         gate = self._gate()

@@ -633,6 +633,19 @@
     ui.progressText.textContent = text;
   }
 
+  // API_KEYS: the key is asked for once, when the API answers 401, and kept in this tab's session
+  // storage only; every API call sends it as a Bearer token.
+  const KEY_ITEM = "pilotlight.apiKey";
+  function apiKey(ask) {
+    let key = null;
+    try { key = sessionStorage.getItem(KEY_ITEM); } catch (err) { key = null; }
+    if (ask) {
+      key = (window.prompt("This server needs an API key. Paste your key (it is kept in this tab only):") || "").trim() || null;
+      try { if (key) sessionStorage.setItem(KEY_ITEM, key); else sessionStorage.removeItem(KEY_ITEM); } catch (err) { key = null; }
+    }
+    return key;
+  }
+
   // quietTimeout (ms, 0: none): give up ("timeout") when neither the upload nor the answer has moved
   // for that long: a stalled upload, or a server that took the photo and never answers.
   function post(url, formData, started, quietTimeout = 0) {
@@ -643,6 +656,8 @@
       state.timedOut = false;
       xhr.open("POST", url);
       xhr.setRequestHeader("Accept", "application/json");
+      const key = apiKey(false);
+      if (key) xhr.setRequestHeader("Authorization", `Bearer ${key}`);
       xhr.responseType = "json";
       let uploaded = false;
       let quiet = null;
@@ -734,6 +749,7 @@
       for (let attempt = 0; ; attempt += 1) {
         answer = await post(url, formData, started, cutout && ondevice ? CUTOUT_QUIET_TIMEOUT_MS : 0);
         const code = answer.body && answer.body.error && answer.body.error.code;
+        if (answer.status === 401 && attempt < MAX_RETRIES && apiKey(true)) continue;
         // A cut-out does not wait for a busy server: the device makes it at once (when it can).
         if (answer.status === 503 && cutout && ondevice) break;
         if (answer.status === 503 && (code === "busy" || code === "not_ready") && attempt < MAX_RETRIES) {

@@ -1,0 +1,85 @@
+"""Optional API keys (API_KEYS): every /api/v1/* call needs `Authorization: Bearer <key>`.
+
+Off unless API_KEYS is set; then a missing or wrong key gets `401` in the one JSON error shape
+(with `WWW-Authenticate: Bearer`). Keys are compared in constant time (their SHA-256 digests,
+each one compared whatever the outcome), never logged, and appear in /metrics only as the first 8
+hex digits of their SHA-256 (`pilotlight_api_key_requests_total{key=...}`). Probes stay open, and
+/metrics too unless METRICS_NEED_KEY=true. CORS preflights (OPTIONS) are not checked: browsers
+send them without credentials. Warm-up requests (marked in the WSGI environ, unreachable over
+HTTP) pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+from flask import Flask, Response, g, request
+
+from . import observability
+from .config import Settings
+from .errors import ApiError
+
+API_PREFIX = "/api/v1/"
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="pilotlight"'}
+
+
+def key_label(key: str) -> str:
+    """What /metrics shows for a key: 8 hex digits of its SHA-256 (not enough to guess it from)."""
+    return hashlib.sha256(key.encode()).hexdigest()[:8]
+
+
+class KeyRing:
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        self._digests = [(hashlib.sha256(key.encode()).digest(), key_label(key)) for key in keys]
+
+    def match(self, given: str) -> str | None:
+        """The label of the key `given` is, or None; takes the same time whichever key matches."""
+        digest = hashlib.sha256(given.encode("utf-8", "surrogateescape")).digest()
+        found = None
+        for expected, label in self._digests:
+            if hmac.compare_digest(digest, expected) and found is None:
+                found = label
+        return found
+
+
+def bearer_token(header: str | None) -> str | None:
+    if not header:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def init_app(app: Flask, settings: Settings) -> None:
+    if not settings.api_keys:
+        return
+    ring = KeyRing(settings.api_keys)
+
+    def guarded() -> bool:
+        if request.method == "OPTIONS" or observability.is_warmup():
+            return False
+        return request.path.startswith(API_PREFIX) or (settings.metrics_need_key and request.path == "/metrics")
+
+    @app.before_request
+    def _check_key() -> None:
+        if not guarded():
+            return
+        token = bearer_token(request.headers.get("Authorization"))
+        if token is None:
+            g.api_key_label = "none"
+            raise ApiError(401, "unauthorized", "This server needs an API key: send Authorization: Bearer <key>.",
+                           headers=CHALLENGE)
+        label = ring.match(token)
+        if label is None:
+            g.api_key_label = "invalid"
+            raise ApiError(401, "unauthorized", "The API key is not valid.", headers=CHALLENGE)
+        g.api_key_label = label
+
+    @app.after_request
+    def _count(response: Response) -> Response:
+        label = g.get("api_key_label")
+        if label is not None:
+            observability.api_key_request(label, response.status_code)
+        return response

@@ -1,0 +1,361 @@
+"""Slow and hostile clients against the real server, next to a good client (loopback only, bounded).
+
+    .venv/bin/python -m bench.slowloris [--seconds 30] [--connections 24] [--root DIR] [--scenario NAME ...]
+
+Starts gunicorn with gunicorn.conf.py (2 workers, u2netp) on a free port and runs each scenario
+for --seconds: hostile connections from 127.0.0.2 (slow headers at 4 bytes/s, a slow 5 MB
+multipart body at 4 bytes/s, connections that send nothing, kept-alive connections left open, a
+flood of short connections) while a good client on 127.0.0.1 sends /healthz, /readyz and a
+cut-out of the astronaut in turn, each with a 10 s timeout (a Kubernetes probe's). It prints, per
+scenario, the good requests answered / sent and their p50 / p99 / max latency, plus what the
+hostile side saw. `--root DIR` runs the server from another checkout (the "without the fix"
+column: `git archive main | tar -x -C DIR`, with DIR/bench and DIR/tests from this one).
+`--memory` also prints the server's PSS with 0 and with N idle connections open.
+
+The same attack helpers drive tests/test_slow_clients.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import multiprocessing
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import requests
+
+from tests.server import ROOT, Server
+
+HOSTILE = "127.0.0.2"
+CUTOUT = "/api/v1/remove-background"
+SCENARIOS = ("none", "slow_headers", "slow_body", "idle", "keepalive_idle", "flood")  # none: the good client alone
+BODY_BYTES = 5 * 1024 * 1024
+REST_WAIT_S = 2.0 + 2.0  # RELEASE_MEMORY_IDLE_S (default) + 2 s
+
+
+def hostile_socket(port: int, *, source: str = HOSTILE, timeout: float = 5.0) -> socket.socket:
+    """A TCP connection to the server from `source` (another loopback address)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    sock.bind((source, 0))
+    sock.connect(("127.0.0.1", port))
+    return sock
+
+
+def closed_by_server(sock: socket.socket) -> tuple[bool, bytes]:
+    """(True, what it sent) when the server has closed this connection, without blocking."""
+    sock.setblocking(False)
+    data = b""
+    try:
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return True, data
+            data += chunk
+    except (BlockingIOError, InterruptedError):
+        return False, data
+    except OSError:
+        return True, data
+    finally:
+        sock.setblocking(True)
+
+
+@dataclass
+class Attack:
+    """`count` hostile connections of one kind, kept open (reopened when the server closes one)
+    until `stop()` or `seconds`, from one child process (in the measuring process, a thread busy
+    with hundreds of connections a second would starve the good client of the GIL and time the
+    client, not the server). Counts what the server did to them."""
+
+    kind: str
+    port: int
+    count: int
+    seconds: float = 60.0
+    interval: float = 0.25  # seconds between two bytes of one slow connection (4 bytes/s)
+    source: str = HOSTILE
+    opened: int = 0
+    closed: int = 0  # closed by the server
+    answers: Counter[str] = field(default_factory=Counter)  # first status line of what it answered
+    errors: int = 0
+    _stop: Any = field(default_factory=threading.Event)
+    _process: Any = None
+    _results: Any = None
+
+    def start(self) -> Attack:
+        context = multiprocessing.get_context("fork")
+        self._stop = context.Event()
+        self._results, sender = context.Pipe(duplex=False)
+        self._process = context.Process(target=self._child, args=(sender,), name=f"attack-{self.kind}", daemon=True)
+        self._process.start()
+        sender.close()
+        return self
+
+    def _child(self, sender: Any) -> None:
+        try:
+            self._run()
+        finally:
+            sender.send((self.opened, self.closed, dict(self.answers), self.errors))
+            sender.close()
+
+    def stop(self) -> Attack:
+        self._stop.set()
+        if self._process is not None:
+            if self._results.poll(40):
+                self.opened, self.closed, answers, self.errors = self._results.recv()
+                self.answers = Counter(answers)
+            self._process.join(timeout=10)
+            if self._process.is_alive():
+                self._process.kill()
+                self._process.join(timeout=10)
+            self._process = None
+        return self
+
+    def __enter__(self) -> Attack:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- what each kind sends -------------------------------------------------------------------
+
+    def _open(self) -> tuple[socket.socket, bytes] | None:
+        """A new connection and the bytes it will trickle (b"" for none)."""
+        try:
+            sock = hostile_socket(self.port, source=self.source)
+        except OSError:
+            self.errors += 1
+            return None
+        self.opened += 1
+        if self.kind == "slow_headers":
+            return sock, b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X-Padding: " + b"a" * 4000 + b"\r\n\r\n"
+        if self.kind == "slow_body":
+            head = (
+                f"POST {CUTOUT} HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+                f"Content-Length: {BODY_BYTES}\r\n\r\n"
+            ).encode()
+            try:
+                sock.sendall(head + b'--b\r\nContent-Disposition: form-data; name="image"; filename="a.jpg"\r\n\r\n')
+            except OSError:
+                self.errors += 1
+            return sock, b"\xff" * BODY_BYTES
+        if self.kind == "keepalive_idle":
+            try:
+                sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                sock.recv(65536)  # the answer; the connection is then left open, kept alive
+            except OSError:
+                self.errors += 1
+            return sock, b""
+        return sock, b""  # idle: connects and sends nothing
+
+    def _run(self) -> None:
+        deadline = time.monotonic() + self.seconds
+        if self.kind == "none":
+            return
+        if self.kind == "flood":
+            self._flood(deadline)
+            return
+        conns: list[list[object]] = []  # [sock, payload, offset]
+        while len(conns) < self.count and not self._stop.is_set() and time.monotonic() < deadline:
+            opened = self._open()
+            if opened is not None:
+                conns.append([opened[0], opened[1], 0])
+        while not self._stop.is_set() and time.monotonic() < deadline:
+            for entry in conns:
+                sock, payload, offset = entry
+                gone, answer = closed_by_server(sock)  # type: ignore[arg-type]
+                if not gone and payload and offset < len(payload):  # type: ignore[arg-type]
+                    try:
+                        sock.send(payload[offset : offset + 1])  # type: ignore[index,union-attr]
+                        entry[2] = offset + 1  # type: ignore[operator]
+                    except OSError:
+                        gone = True
+                if gone:
+                    self.closed += 1
+                    self.answers[answer.split(b"\r\n", 1)[0].decode("latin-1") or "(closed without answer)"] += 1
+                    sock.close()  # type: ignore[union-attr]
+                    reopened = self._open() if not self._stop.is_set() else None
+                    if reopened is not None:
+                        entry[:] = [reopened[0], reopened[1], 0]
+                    else:
+                        entry[1] = b""
+            self._stop.wait(self.interval)
+        for sock, *_ in conns:
+            sock.close()  # type: ignore[union-attr]
+
+    def _flood(self, deadline: float) -> None:
+        """Short connections, as fast as one thread makes them: half close at once, half send a
+        partial request line first."""
+        while not self._stop.is_set() and time.monotonic() < deadline:
+            try:
+                sock = hostile_socket(self.port, source=self.source, timeout=2.0)
+            except OSError:
+                self.errors += 1
+                time.sleep(0.01)
+                continue
+            self.opened += 1
+            if self.opened % 2:
+                try:
+                    sock.send(b"GET /heal")
+                except OSError:
+                    pass
+            sock.close()
+            if self.count and self.opened >= self.count:  # a bounded flood
+                return
+
+
+@dataclass
+class GoodResult:
+    statuses: Counter[str] = field(default_factory=Counter)
+    latencies: list[float] = field(default_factory=list)
+
+    @property
+    def sent(self) -> int:
+        return sum(self.statuses.values())
+
+    @property
+    def answered(self) -> int:
+        return sum(count for status, count in self.statuses.items() if status.isdigit())
+
+    @property
+    def ok(self) -> int:
+        return self.statuses.get("200", 0)
+
+    def percentile(self, q: float) -> float:
+        return float(np.percentile(self.latencies, q)) if self.latencies else float("nan")
+
+    def summary(self) -> str:
+        statuses = ", ".join(f"{status}: {count}" for status, count in sorted(self.statuses.items()))
+        return (
+            f"good requests answered {self.answered}/{self.sent} ({statuses}); "
+            f"p50 {self.percentile(50):.3f} s, p99 {self.percentile(99):.3f} s, max {max(self.latencies, default=0):.3f} s"
+        )
+
+
+def good_client(url: str, photo: bytes, *, seconds: float, timeout: float = 10.0, stop: threading.Event | None = None) -> GoodResult:
+    """Probes and cut-outs in turn from 127.0.0.1 for `seconds` (a new connection each, as probes do)."""
+    result = GoodResult()
+    deadline = time.monotonic() + seconds
+    calls: list[tuple[str, Callable[[], requests.Response]]] = [
+        ("/healthz", lambda: requests.get(url + "/healthz", timeout=timeout)),
+        ("/readyz", lambda: requests.get(url + "/readyz", timeout=timeout)),
+        (CUTOUT, lambda: requests.post(url + CUTOUT, files={"image": ("a.jpg", photo, "image/jpeg")}, timeout=timeout)),
+    ]
+    n = 0
+    while time.monotonic() < deadline and not (stop is not None and stop.is_set()):
+        _, call = calls[n % len(calls)]
+        n += 1
+        started = time.perf_counter()
+        try:
+            status = str(call().status_code)
+        except requests.RequestException as exc:
+            status = type(exc).__name__
+        result.latencies.append(time.perf_counter() - started)
+        result.statuses[status] += 1
+        time.sleep(0.05)
+    return result
+
+
+def photo_jpeg() -> bytes:
+    from PIL import Image
+    from skimage import data
+
+    buffer = io.BytesIO()
+    Image.fromarray(data.astronaut()).save(buffer, "JPEG", quality=92)
+    return buffer.getvalue()
+
+
+def run_scenario(server: Server, kind: str, *, connections: int, seconds: float, photo: bytes) -> tuple[GoodResult, Attack]:
+    count = connections if kind != "flood" else 0
+    with Attack(kind, server.port, count, seconds=seconds + 30) as attack:
+        time.sleep(min(3.0, seconds / 4))  # let the hostile connections pile up first
+        good = good_client(server.url, photo, seconds=seconds)
+    return good, attack
+
+
+def idle_memory(server: Server, connections: int) -> tuple[float, float]:
+    """(summed PSS in MiB with no extra connection, with `connections` idle ones open), both at rest:
+    after the idle release (RELEASE_MEMORY_IDLE_S + 2 s), which would otherwise fall in between."""
+    time.sleep(REST_WAIT_S)
+    before = server.tree_pss_kib() / 1024
+    socks = []
+    try:
+        for _ in range(connections):
+            sock = hostile_socket(server.port, source="127.0.0.1")
+            sock.send(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # headers begun, never finished
+            socks.append(sock)
+        time.sleep(1.0)
+        after = server.tree_pss_kib() / 1024
+    finally:
+        for sock in socks:
+            sock.close()
+    return before, after
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--connections", type=int, default=24)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--root", type=Path, default=ROOT, help="checkout to run the server from")
+    parser.add_argument("--scenario", action="append", choices=SCENARIOS)
+    parser.add_argument("--memory", type=int, default=0, help="also measure PSS with this many idle connections")
+    parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server")
+    parser.add_argument("--log", type=Path, default=Path("/tmp/pilotlight-slowloris.log"))
+    parser.add_argument("--label", default="with the fix", help="the column these figures go to in --json")
+    parser.add_argument("--json", type=Path, default=None, help="merge the figures into this file (bench.report reads it)")
+    args = parser.parse_args()
+    env = {"WORKERS": str(args.workers), "MODELS": "u2netp,centerface", "SEGMENTATION_MODEL": "u2netp", "WARMUP_REQUESTS": "1"}
+    env.update(item.split("=", 1) for item in args.env)
+    photo = photo_jpeg()
+    print(f"server from {args.root}; {args.workers} workers; {args.connections} hostile connections from {HOSTILE}; "  # noqa: T201
+          f"{args.seconds:g} s per scenario; good client timeout 10 s")
+    for kind in args.scenario or ([] if args.memory else SCENARIOS):  # --memory alone: only the memory figure
+        server = Server(env=env, log_path=args.log, root=args.root).start()
+        try:
+            server.wait_ready(timeout=180)
+            good, attack = run_scenario(server, kind, connections=args.connections, seconds=args.seconds, photo=photo)
+        finally:
+            server.stop(timeout=60)
+        hostile = ", ".join(f"{answer}: {n}" for answer, n in attack.answers.most_common(3)) or "none"
+        print(f"{kind:15s} {good.summary()}", flush=True)  # noqa: T201
+        print(f"{'':15s} hostile: {attack.opened} opened, {attack.closed} closed by the server ({hostile})", flush=True)  # noqa: T201
+        record(args.json, args.label, f"{kind} x{args.connections if kind not in ('none', 'flood') else ''}".rstrip(" x"), {
+            "sent": good.sent, "answered": good.answered, "ok": good.ok, "p50_s": good.percentile(50),
+            "p99_s": good.percentile(99), "max_s": max(good.latencies, default=0.0), "statuses": dict(good.statuses),
+            "hostile_opened": attack.opened, "hostile_closed": attack.closed, "seconds": args.seconds,
+            "env": env, "root": str(args.root),
+        })
+    if args.memory:
+        server = Server(env=env, log_path=args.log, root=args.root).start()
+        try:
+            server.wait_ready(timeout=180)
+            before, after = idle_memory(server, args.memory)
+        finally:
+            server.stop(timeout=60)
+        print(f"memory: PSS {before:.1f} MiB, with {args.memory} idle connections {after:.1f} MiB "  # noqa: T201
+              f"({(after - before) * 1024 / args.memory:.1f} KiB per connection)")
+        record(args.json, args.label, "memory", {"connections": args.memory, "pss_before_mib": before, "pss_after_mib": after,
+                                                 "kib_per_connection": (after - before) * 1024 / args.memory})
+
+
+def record(path: Path | None, label: str, key: str, figures: dict[str, object]) -> None:
+    """Merge one scenario's figures into the JSON file `path` (nothing when None)."""
+    if path is None:
+        return
+    data = json.loads(path.read_text()) if path.is_file() else {}
+    data.setdefault(label, {})[key] = figures
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()
