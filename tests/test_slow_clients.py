@@ -20,6 +20,7 @@ import requests
 from app.config import ConfigError, Settings
 from app.serving.intake import BufferedUnreader, IntakeLimits, Rejected, RequestBuffer
 from bench.slowloris import Attack, closed_by_server, good_client, hostile_socket
+from tests.conftest import RunningServer
 from tests.server import Server
 
 CUTOUT = "/api/v1/remove-background"
@@ -138,25 +139,10 @@ def test_api_keys_setting(tmp_path: Path) -> None:
 # -- the real server ----------------------------------------------------------------------------------
 
 
-def small_server(model_home: Path, log: Path, **env: str) -> Server:
-    base = {
-        "WORKERS": "2",
-        "MODEL_HOME": str(model_home),
-        "MODELS": "u2netp,centerface",
-        "SEGMENTATION_MODEL": "u2netp",
-        "WARMUP_REQUESTS": "1",
-    }
-    return Server(env={**base, **env}, log_path=log).start()
-
-
 @pytest.fixture(scope="module")
-def server(model_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    server = small_server(model_home, tmp_path_factory.mktemp("slow") / "server.log", HEADER_TIMEOUT="4", QUEUE_DEPTH="2")
-    try:
-        server.wait_ready(timeout=120)
+def server(running_server: RunningServer) -> Iterator[Server]:
+    with running_server(WORKERS="2", HEADER_TIMEOUT="4", QUEUE_DEPTH="2") as server:
         yield server
-    finally:
-        server.stop()
 
 
 def limit_count(server: Server, reason: str) -> float:
@@ -259,16 +245,11 @@ def test_probes_are_answered_while_every_slot_and_queue_place_is_taken(server: S
 
 
 @pytest.fixture(scope="module")
-def limited(model_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    folder = tmp_path_factory.mktemp("limited")
-    secret = folder / "api-keys"
+def limited(running_server: RunningServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    secret = tmp_path_factory.mktemp("limited") / "api-keys"
     secret.write_text(f"{KEY}\n{OTHER_KEY}\n")
-    server = small_server(model_home, folder / "server.log", MAX_CONNECTIONS_PER_IP="4", API_KEYS=str(secret))
-    try:
-        server.wait_ready(timeout=120)
+    with running_server(WORKERS="2", MAX_CONNECTIONS_PER_IP="4", API_KEYS=str(secret)) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.mark.server

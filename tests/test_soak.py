@@ -4,32 +4,18 @@ print sheets; no 5xx, and PSS at rest (after the idle release) does not keep gro
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from bench.load import run_soak
-from tests.server import Server
+from tests.conftest import RunningServer
 
 pytestmark = pytest.mark.server
 
 
-def test_a_short_soak_has_no_5xx_and_memory_at_rest_stays_flat(model_home: Path, tmp_path: Path) -> None:
-    server = Server(
-        env={
-            "WORKERS": "2",
-            "MODEL_HOME": str(model_home),
-            "MODELS": "u2netp,centerface",
-            "SEGMENTATION_MODEL": "u2netp",
-            "WARMUP_REQUESTS": "1",
-        },
-        log_path=tmp_path / "soak.log",
-    ).start()
-    try:
-        server.wait_ready(timeout=120)
+def test_a_short_soak_has_no_5xx_and_memory_at_rest_stays_flat(running_server: RunningServer) -> None:
+    with running_server(WORKERS="2") as server:
         result = run_soak(server, clients=3, total=42, every=14, max_seconds=900)  # every photo meets every endpoint once
-    finally:
-        server.stop()
     print(result.table())  # noqa: T201 (shown with -s)
     assert sum(row.statuses.total() for row in result.rows) == 42, result.table()
     assert result.server_errors == 0, result.table()
