@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import threading
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -101,3 +102,35 @@ def test_a_worker_killed_on_the_wide_lane_is_replaced_warm(
         assert f"worker {replacement}: wide lanes of 2 threads" in server.log_text()
         # the dead worker no longer counts as inferring: a lone request takes the wide lane again
         assert lane_of(cutout(server, astronaut_jpeg)) == "wide"
+
+
+def test_two_kept_alive_clients_share_the_workers_on_one_thread_each(running_server: RunningServer, astronaut_jpeg: bytes) -> None:
+    """Two clients that connect together and keep their connections: one worker each, so their
+    inferences overlap and take the narrow lane (the first of a pair may still find the other
+    worker idle and run wide)."""
+    with running_server(WORKERS="2", LONE_REQUEST_THREADS="2", RELEASE_MEMORY_IDLE_S="0.5") as server:
+        for _ in range(3):  # lone requests, then a quiet spell: one worker keeps its memory, the other gave it back
+            cutout(server, astronaut_jpeg)
+        time.sleep(0.5 + 2.0)
+        lanes: list[str] = []
+        barrier = threading.Barrier(2)
+
+        def client(index: int) -> None:
+            with requests.Session() as session:
+                barrier.wait(timeout=30)
+                for request in range(6):
+                    response = session.post(server.url + CUTOUT, files={"image": ("a.jpg", astronaut_jpeg, "image/jpeg")},
+                                            headers={"X-Request-ID": f"pair-{index}-{request}"}, timeout=120)
+                    assert response.status_code == 200
+                    lanes.append(lane_of(response))
+
+        threads = [threading.Thread(target=client, args=(index,)) for index in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=300)
+        assert len(lanes) == 12
+        log = server.wait_log("pair-1-5")
+        pids = {re.search(r"\[(\d+)\]", line).group(1) for line in log.splitlines() if '"POST /api/v1/remove-background' in line}
+        assert len(pids) == 2, "both workers served the pair"
+        assert lanes.count("narrow") >= 8, lanes

@@ -37,18 +37,33 @@ if TYPE_CHECKING:
 HEAD_START_S = 0.01  # per request running, waiting or on its way to this worker's inference slot
 RELEASED_HEAD_START_S = 0.004  # idle, with its working memory given back: less than one request's head start
 HEAD_START_BUDGET_S = 0.2  # most head-start sleep per second: under a flood of connections, accepts must not become sleeps
+FRESH_S = 0.5  # a connection accepted this recently whose request has not arrived yet weighs as one on its way
 
 
 class BalancedThreadWorker(IntakeThreadWorker):
     _budget_since = 0.0
     _slept = 0.0
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self._fresh: dict[IntakeConn, float] = {}  # accepted, first request not arrived yet -> when
+
     def _gate(self) -> InferenceGate:
         return gate_of(self)
 
+    def _fresh_load(self) -> int:
+        """New connections of the last FRESH_S whose request is still arriving. Two clients that
+        connect together are spread over two workers (counting only whole requests, one worker
+        took both and served their kept-alive connections one after the other), while a slow
+        client stops weighing after FRESH_S."""
+        if not self._fresh:
+            return 0
+        since = time.monotonic() - FRESH_S
+        return sum(1 for accepted in self._fresh.values() if accepted >= since)
+
     def accept(self, listener: socket.socket) -> None:
         gate = self._gate()
-        load = gate.load
+        load = gate.load + self._fresh_load()
         if load:
             self._head_start(HEAD_START_S * load)
         elif gate.released:
@@ -67,7 +82,18 @@ class BalancedThreadWorker(IntakeThreadWorker):
         self._slept += seconds
         time.sleep(seconds)
 
+    def enqueue_req(self, conn: IntakeConn) -> None:
+        if not getattr(conn, "_seen", False):  # a new connection, not a kept-alive one coming back
+            conn._seen = True  # type: ignore[attr-defined]
+            self._fresh[conn] = time.monotonic()
+        super().enqueue_req(conn)
+
+    def _closed(self, conn: IntakeConn) -> None:
+        self._fresh.pop(conn, None)
+        super()._closed(conn)
+
     def dispatch(self, conn: IntakeConn, *, probe: bool) -> None:
+        self._fresh.pop(conn, None)
         # a whole request on its way to a pool thread (probes never use the inference slot)
         if not probe:
             conn._arriving = True  # type: ignore[attr-defined]
