@@ -146,7 +146,8 @@ def test_a_blurred_heic_is_made_and_its_quality_says_so(server: Server, astronau
     assert quality["luminance"]["passed"] is True
     checks = body["compliance"]["checks"]
     assert not {item["name"] for item in body["quality"]} & {check["name"] for check in checks}
-    assert body["compliance"]["compliant"] == all(check["pass"] for check in checks)
+    # quality never enters the verdict; lines that cannot be checked (pass null) do not either
+    assert body["compliance"]["compliant"] == all(check["pass"] for check in checks if check["pass"] is not None)
 
 
 def test_several_faces_get_422_with_the_count_and_largest_succeeds(server: Server) -> None:

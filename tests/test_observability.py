@@ -127,7 +127,7 @@ def test_cors_preflight() -> None:
     assert response.headers["Access-Control-Allow-Origin"] == ORIGIN
     assert {m.strip() for m in response.headers["Access-Control-Allow-Methods"].split(",")} == {"POST", "GET"}
     allowed_headers = {h.strip().lower() for h in response.headers["Access-Control-Allow-Headers"].split(",")}
-    assert allowed_headers == {"accept", "content-type", "x-request-id"}
+    assert allowed_headers == {"accept", "authorization", "content-type", "x-request-id"}  # Authorization: API_KEYS
     assert HEX_ID.match(response.headers["X-Request-ID"])
     refused = preflight(client, origin="https://evil.example")
     assert "Access-Control-Allow-Origin" not in refused.headers and "Access-Control-Allow-Methods" not in refused.headers
