@@ -18,7 +18,6 @@ would copy the weights).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import onnxruntime as ort
 
+from .fetch import sha256_of
 from .manifest import ModelSpec
 
 log = logging.getLogger(__name__)
@@ -75,14 +75,6 @@ def files_for(spec: ModelSpec, optimised_home: Path, *, key: str | None = None) 
     return OptimisedFiles(folder / f"{stem}.onnx", folder / f"{stem}.onnx.data", folder / f"{stem}.json")
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def usable(spec: ModelSpec, model_home: Path, optimised_home: Path) -> Path | None:
     """The pre-optimised graph of `spec` for this onnxruntime and CPU when it is there, its files
     have the sizes on record and it came from a model file of the present one's size (cheap checks,
@@ -106,9 +98,9 @@ def verify(spec: ModelSpec, model_home: Path, optimised_home: Path) -> bool:
     try:
         record = json.loads(files.record.read_text())
         return (
-            _sha256(files.graph) == record["graph"]["sha256"]
-            and _sha256(files.data) == record["data"]["sha256"]
-            and _sha256(model_home / spec.filename) == record["source_sha256"]
+            sha256_of(files.graph) == record["graph"]["sha256"]
+            and sha256_of(files.data) == record["data"]["sha256"]
+            and sha256_of(model_home / spec.filename) == record["source_sha256"]
         )
     except (OSError, ValueError, KeyError, TypeError):
         return False
@@ -138,10 +130,10 @@ def write(spec: ModelSpec, model_home: Path, optimised_home: Path) -> Path:
         record = {
             "model": spec.name,
             "key": cache_key(),
-            "graph": {"size": graph.stat().st_size, "sha256": _sha256(graph)},
-            "data": {"size": data.stat().st_size, "sha256": _sha256(data)},
+            "graph": {"size": graph.stat().st_size, "sha256": sha256_of(graph)},
+            "data": {"size": data.stat().st_size, "sha256": sha256_of(data)},
             "source_size": (model_home / spec.filename).stat().st_size,
-            "source_sha256": _sha256(model_home / spec.filename),
+            "source_sha256": sha256_of(model_home / spec.filename),
         }
         files.record.unlink(missing_ok=True)  # no record: not usable while the files are replaced
         os.replace(data, files.data)
