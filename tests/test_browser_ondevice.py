@@ -20,6 +20,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import statistics
 import time
 from collections.abc import Iterator
@@ -144,7 +145,9 @@ def timings(page: Page) -> dict[str, float]:
 
 def cutout_on_page(page: Page, photo: Path, *, button: str = "Remove the background") -> None:
     page.set_input_files("#file", photo)
-    page.wait_for_function("document.getElementById('original-img').naturalWidth > 0")
+    # the photo is decoded once its pixel size is shown (a web-first wait: wait_for_function evaluates
+    # a string, which the page's CSP forbids, and failed now and then)
+    expect(page.locator("#file-info")).to_contain_text(re.compile(r"\d+ × \d+ px"))
     page.get_by_role("radio", name="Background only").check()
     expect(page.get_by_role("radio", name="Transparent")).to_be_checked()
     expect(page.get_by_role("radio", name="PNG")).to_be_checked()
