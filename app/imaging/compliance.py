@@ -14,7 +14,7 @@ import numpy as np
 from typing import Any
 
 from .placement import PERSON, RULE_NAMES, band_miss, chin_from_landmarks, head_width_at
-from .pose import Pose, estimate_pose
+from .pose import UNCERTAINTY_DEG, Pose, estimate_pose, judge
 
 MAX_BACKGROUND_STD = 6.0  # per channel, across each row of pure background
 MAX_BACKGROUND_DELTA = 12.0  # mean distance from the requested colour
@@ -23,7 +23,8 @@ MAX_BACKGROUND_DELTA = 12.0  # mean distance from the requested colour
 @dataclass(frozen=True)
 class Check:
     """One line of the report. `passed` is None for a line that is not a pass/fail judgement: an
-    information line (kind "info") or something no model here can judge (kind "not_checked")."""
+    information line (kind "info"), something no model here can judge (kind "not_checked"), or a
+    pose the estimate cannot decide (kind "pose", with advice to check it)."""
 
     name: str
     value: float | int | str | dict | None
@@ -179,13 +180,22 @@ def rule_checks(values: dict[str, float | None], rules: Any) -> list[Check]:
 
 
 def pose_checks(pose: Pose, rules: Any) -> list[Check]:
-    limits = (("yaw_degrees", pose.yaw, rules.max_yaw_deg), ("pitch_degrees", pose.pitch, rules.max_pitch_deg),
-              ("roll_degrees", pose.roll, rules.max_roll_deg))
+    """Yaw, pitch and roll against the spec's limits, judged with the estimate's uncertainty
+    (`pose.judge`): a line the estimate cannot decide has pass None and asks the person to check."""
+    limits = (("yaw_degrees", "yaw", pose.yaw, rules.max_yaw_deg), ("pitch_degrees", "pitch", pose.pitch, rules.max_pitch_deg),
+              ("roll_degrees", "roll", pose.roll, rules.max_roll_deg))
     out = []
-    for name, value, limit in limits:
-        passed = abs(value) <= limit
-        out.append(Check(name, round(value, 1), f"<= {limit:g} either way", passed, unit="degrees", kind="pose",
-                         advice=None if passed else ADVICE[name], broken_by=None if passed else abs(value) - limit))
+    for name, axis, value, limit in limits:
+        margin = UNCERTAINTY_DEG[axis]
+        passed = judge(value, limit, margin)
+        allowed = f"<= {limit:g} either way (the estimate is good to +-{margin:g}: beyond {limit + margin:g} it fails)"
+        if passed is None:
+            advice = (f"{ADVICE[name]}: it reads {abs(value):.0f} degrees, over the {limit:g}-degree limit by less than "
+                      f"our estimate's +-{margin:g}, so we cannot tell; check it yourself")
+        else:
+            advice = None if passed else ADVICE[name]
+        out.append(Check(name, round(value, 1), allowed, passed, unit="degrees", kind="pose", advice=advice,
+                         broken_by=abs(value) - limit if passed is False else None))
     return out
 
 

@@ -353,9 +353,9 @@
     side_margin: (c) => [`Space beside the head ${mmValue(c.value)}`, `allowed ${mmBand(c.allowed)}`],
     centre_x: (c) => [c.pass ? "Face centred" : "Face off centre", `centre line ${mmValue(c.value)} from the left edge; allowed ${mmBand(c.allowed)}`],
     eye_distance: (c) => [`Eyes ${mmValue(c.value)} apart`, `allowed ${mmBand(c.allowed)}`],
-    yaw_degrees: (c) => [c.pass ? "Facing the camera" : "Head turned", `turned ${Math.abs(c.value).toFixed(0)}°; allowed up to ${upTo(c.allowed)}°`],
-    pitch_degrees: (c) => [c.pass ? "Looking straight ahead" : "Chin up or down", `${Math.abs(c.value).toFixed(0)}° ${c.value > 0 ? "up" : "down"}; allowed up to ${upTo(c.allowed)}°`],
-    roll_degrees: (c) => [c.pass ? "Head level" : "Head tilted", `tilted ${Math.abs(c.value).toFixed(1)}°; allowed up to ${upTo(c.allowed)}°`],
+    yaw_degrees: (c) => [c.pass ? "Facing the camera" : c.pass === null ? "Head may be turned: check" : "Head turned", `turned ${Math.abs(c.value).toFixed(0)}°; allowed up to ${upTo(c.allowed)}°`],
+    pitch_degrees: (c) => [c.pass ? "Looking straight ahead" : c.pass === null ? "Chin may be up or down: check" : "Chin up or down", `${Math.abs(c.value).toFixed(0)}° ${c.value > 0 ? "up" : "down"}; allowed up to ${upTo(c.allowed)}°`],
+    roll_degrees: (c) => [c.pass ? "Head level" : c.pass === null ? "Head may be tilted: check" : "Head tilted", `tilted ${Math.abs(c.value).toFixed(1)}°; allowed up to ${upTo(c.allowed)}°`],
     canvas_extended: (c) => [c.advice ? "Canvas extended" : "Nothing added", c.advice || "the whole photo comes from your original"],
     background_uniformity: (c) => [c.pass ? "Plain, even background" : "Background not even", c.value == null ? "no background visible" : `variation ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
     background_colour: (c) => [c.pass ? "Background colour as chosen" : "Background colour differs", `off by ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
@@ -374,7 +374,8 @@
       } catch (err) {
         [title, detail] = [check.name.replace(/_/g, " "), `${check.value} (allowed ${check.allowed})`];
       }
-      if (check.pass === false && check.advice) detail = `${detail}. ${check.advice}`;
+      // a failed line, or a pose the estimate cannot decide: say what to do
+      if (check.advice && (check.pass === false || (check.pass === null && check.kind === "pose"))) detail = `${detail}. ${check.advice}`;
       const item = document.createElement("li");
       item.className = state;
       const mark = document.createElement("span");
