@@ -227,6 +227,27 @@ def test_shoulders_widen_below_the_original() -> None:
     assert width_new == pytest.approx(width_last + 60, abs=6)
 
 
+def test_clothing_continues_in_its_colours_without_streaks() -> None:
+    """A noisy shirt (grey, with a dark tie) cut by the bottom and left edges: beyond each edge the
+    clothing keeps its colours and its large shapes (the tie runs on), but not the edge row's or
+    column's pixel noise, which, repeated, draws streaks."""
+    rng = np.random.default_rng(7)
+    matte = np.zeros((200, 300), np.uint8)
+    matte[100:, :260] = 255  # a body running into the bottom and the left edge
+    shirt = np.clip(rng.normal(140, 30, size=(200, 300, 3)), 0, 255).astype(np.uint8)
+    shirt[:, 140:160] = 30  # a tie
+    fg, grown = extend(shirt, matte, Extension(left=50, bottom=80), body_from_y=90.0)
+    new_rows = fg[200:, 60:300].astype(np.float64)
+    cloth = np.r_[60:180, 220:300]  # the shirt's columns beside the tie (at 190-210 in the grown image)
+    assert np.abs(new_rows[:, cloth - 60].mean(axis=(0, 1)) - 140).max() < 6, "the shirt's colour continues"
+    assert new_rows[:, cloth - 60].std(axis=1).mean() < 0.3 * shirt[199].astype(np.float64).std(axis=0).mean()
+    tie = fg[200:, 50 + 140 : 50 + 160]
+    assert tie.mean() < 50, "the tie runs on below the old edge"
+    beside = fg[150:200, :50].astype(np.float64)
+    assert np.abs(beside.mean(axis=(0, 1)) - 140).max() < 6
+    assert beside.std(axis=0).mean() < 0.3 * shirt[:, 0].astype(np.float64).std(axis=0).mean()
+
+
 def test_only_the_chosen_person_stays_in_the_matte() -> None:
     matte = head_matte((600, 900), centre=(230, 220))
     other = head_matte((600, 900), centre=(700, 260))

@@ -446,6 +446,7 @@ HEAD_HALF_WIDTH = 1.0  # the head's half width beside the eye midpoint, in eye d
 EDGE_SLACK = 1.0  # px: a face box this close to an edge touches it
 EXTEND_ROWS = 24  # rows at the body's bottom whose outline slopes are continued below the photo
 MAX_WIDENING = 1.2  # px per row: a shoulder outline is continued at most this steeply
+TEXTURE_BAND = 16  # rows (or columns) next to an edge whose mean colours continue the clothing
 SHOULDER_SLOPE = 0.45  # rows down per column out: a shoulder beyond a side edge falls about 24 degrees
 EDGE_BAND = 4  # px: the body "runs into" a side edge when any of its last columns is person (mattes are soft there)
 BICUBIC_REACH = 2  # px added beyond what the output covers, for the resampling's reach (not reported)
@@ -523,9 +524,9 @@ def extend(foreground: np.ndarray, alpha: np.ndarray, extension: Extension, *, b
 
     Above `body_from_y` (input rows; the chin) what lies beyond an edge is background (matte 0).
     Where the body runs into a side edge down to the bottom, it continues outwards as a shoulder
-    sloping down (`_continue_side`), in the edge column's colours. Below the photo the body's outline keeps its slope (shoulders
-    widen as they did in the last rows) and each new row is the last row stretched to that outline,
-    so no straight cut of clothing appears inside the output."""
+    sloping down (`_continue_side`). Below the photo the body's outline keeps its slope (shoulders
+    widen as they did in the last rows), so no straight cut of clothing appears inside the output.
+    The clothing continues in the mean colours of the strip next to the edge (`edge_colours`)."""
     if not extension.any:
         return foreground, alpha
     height, width = alpha.shape
@@ -534,8 +535,8 @@ def extend(foreground: np.ndarray, alpha: np.ndarray, extension: Extension, *, b
         left = _continue_side(al[:, :EDGE_BAND].max(axis=1), extension.left, body_from_y)[:, ::-1]
         right = _continue_side(al[:, -EDGE_BAND:].max(axis=1), extension.right, body_from_y)
         al = np.concatenate([left, al, right], axis=1)
-        fg = np.concatenate([np.repeat(fg[:, :1], extension.left, axis=1), fg,
-                             np.repeat(fg[:, -1:], extension.right, axis=1)], axis=1)
+        fg = np.concatenate([np.repeat(edge_colours(fg[:, :TEXTURE_BAND], axis=1), extension.left, axis=1), fg,
+                             np.repeat(edge_colours(fg[:, -TEXTURE_BAND:], axis=1), extension.right, axis=1)], axis=1)
     if extension.bottom:
         ext_al, ext_fg = _continue_body(fg, al, extension.bottom)
         al = np.concatenate([al, ext_al], axis=0)
@@ -544,6 +545,14 @@ def extend(foreground: np.ndarray, alpha: np.ndarray, extension: Extension, *, b
         al = np.concatenate([np.zeros((extension.top, al.shape[1]), np.uint8), al], axis=0)
         fg = np.concatenate([np.repeat(fg[:1], extension.top, axis=0), fg], axis=0)
     return np.ascontiguousarray(fg), np.ascontiguousarray(al)
+
+
+def edge_colours(band: np.ndarray, *, axis: int) -> np.ndarray:
+    """The mean colour of the rows (axis 0) or columns (axis 1) in `band`, the strip next to an edge,
+    kept as one row or column: what continues the clothing beyond the edge. One repeated edge row
+    would carry its noise and fabric detail as streaks; a mirror image would copy pins, knots and
+    hands; the mean continues the colours and the large shapes (a tie, a lapel) and nothing else."""
+    return band.astype(np.float32).mean(axis=axis, keepdims=True).round().astype(np.uint8)
 
 
 def _continue_side(edge: np.ndarray, columns: int, body_from_y: float) -> np.ndarray:
@@ -605,5 +614,7 @@ def _continue_body(foreground: np.ndarray, alpha: np.ndarray, rows_below: int) -
     map_x = source.astype(np.float32)
     map_y = np.zeros_like(map_x)
     ext_al = cv2.remap(last_al, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    ext_fg = cv2.remap(np.ascontiguousarray(last_fg), map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    # the colours: the band above the edge, averaged into one row, stretched the same way
+    band = edge_colours(foreground[max(0, height - TEXTURE_BAND) :], axis=0)
+    ext_fg = cv2.remap(band, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return ext_al.reshape(rows_below, width), ext_fg.reshape(rows_below, width, 3)
