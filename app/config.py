@@ -105,6 +105,7 @@ class Settings:
     # slow and hostile clients (app/serving/intake.py): requests are read whole before a thread sees them
     header_timeout: float = 10.0  # seconds from a connection's first wait to the end of its request headers
     min_body_rate: int = 1024  # bytes/s a request body must average once BODY_GRACE_S have passed (0: off)
+    min_response_rate: int = 1024  # bytes/s a client must read its answer at once its send buffer is full (0: off)
     max_connections_per_ip: int = 32  # open connections per client address and worker (0: no limit)
     worker_connections: int = 1000  # open connections per worker, idle and kept-alive included
     api_keys: tuple[str, ...] = field(default=(), repr=False)  # empty: /api/v1 is open (app/auth.py)
@@ -172,6 +173,7 @@ class Settings:
             cors_origins=reader.origins("CORS_ORIGINS"),
             header_timeout=reader.number("HEADER_TIMEOUT", defaults.header_timeout, low=1, high=3600),
             min_body_rate=reader.integer("MIN_BODY_RATE", defaults.min_body_rate, low=0, high=1024**3),
+            min_response_rate=reader.integer("MIN_RESPONSE_RATE", defaults.min_response_rate, low=0, high=1024**3),
             max_connections_per_ip=reader.integer("MAX_CONNECTIONS_PER_IP", defaults.max_connections_per_ip, low=0, high=100_000),
             worker_connections=reader.integer("WORKER_CONNECTIONS", defaults.worker_connections, low=16, high=100_000),
             api_keys=reader.api_keys("API_KEYS"),

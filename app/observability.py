@@ -57,6 +57,7 @@ LANES = ("wide", "narrow")
 # app/serving/intake_worker.py: limits on slow and hostile clients
 CLIENT_LIMIT_REASONS = (
     "idle_timeout", "header_timeout", "body_too_slow", "headers_too_large", "body_too_large", "too_many_connections",
+    "response_too_slow",
 )
 
 _lock = threading.Lock()
@@ -136,9 +137,10 @@ class _Metrics:
             self.lanes.labels(lane)
         self.client_limits = Counter(
             "pilotlight_client_limits",
-            "Connections answered and closed by the request intake before any thread saw them (idle_timeout, "
-            "header_timeout: HEADER_TIMEOUT; body_too_slow: MIN_BODY_RATE; headers_too_large; body_too_large: "
-            "MAX_UPLOAD_MB; too_many_connections: MAX_CONNECTIONS_PER_IP).",
+            "Connections closed by a worker's event loop for a broken client limit: answered before any thread saw "
+            "their request (idle_timeout, header_timeout: HEADER_TIMEOUT; body_too_slow: MIN_BODY_RATE; "
+            "headers_too_large; body_too_large: MAX_UPLOAD_MB; too_many_connections: MAX_CONNECTIONS_PER_IP) or "
+            "dropped while it read its answer too slowly (response_too_slow: MIN_RESPONSE_RATE).",
             ["reason"],
             registry=r,
         )

@@ -12,19 +12,30 @@ the headers, then `Content-Length` bytes or a chunked body up to its last chunk 
 enforces the intake limits: a deadline for the headers, a largest header block, a largest body
 (answered 413 before the body is read) and a least average body rate. Anything it cannot make
 sense of is passed on as it is, for gunicorn's own parser to reject with its usual 400.
+
+The answer goes the same way in reverse: the pool thread writes it into a `ResponseSink` (memory)
+instead of the socket, and the event loop sends it without blocking (`PendingResponse`), so a
+client that reads its answer slowly, or never, holds no thread either. MIN_RESPONSE_RATE is its
+limit: once the client has let its socket's send buffer fill, it must take the rest at that
+average rate (after RESPONSE_GRACE_S), or the connection is dropped.
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import uuid
+from collections import deque
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from gunicorn.http.unreader import SocketUnreader
 
 MAX_HEADER_BYTES = 64 * 1024  # request line + header fields; larger is answered 431
 BODY_GRACE_S = 5.0  # MIN_BODY_RATE is checked once a body has had this long
+RESPONSE_GRACE_S = 5.0  # MIN_RESPONSE_RATE is checked once an answer has waited on its client this long
+SEND_PARTS = 16  # buffers handed to one sendmsg (headers and body go out in one call)
 MAX_CHUNK_LINE = 4096  # a chunk-size line (hex digits and extensions) or one trailer line
 PROBE_PATHS = frozenset((b"/healthz", b"/readyz", b"/metrics"))
 
@@ -57,6 +68,8 @@ class IntakeLimits:
     max_body_bytes: int  # MAX_UPLOAD_MB: a larger declared body is answered 413 unread
     max_header_bytes: int = MAX_HEADER_BYTES
     body_grace_s: float = BODY_GRACE_S
+    min_response_rate: int = 1024  # bytes/s a client must read its answer at once it stalls (0: no floor)
+    response_grace_s: float = RESPONSE_GRACE_S
 
 
 def json_reply(status: int, code: str, message: str, *, headers: tuple[tuple[str, str], ...] = ()) -> bytes:
@@ -304,3 +317,104 @@ class BufferedUnreader(SocketUnreader):
         rest = self._data[self._pos :]
         self._data, self._pos = b"", 0
         return rest
+
+
+class ResponseSink:
+    """What a pool thread's response is written to instead of the socket: memory.
+
+    gunicorn's `Response` (and its error answers) call `sendall`, `send` and `sendfile` on the
+    socket it was given; with this in its place the thread never waits on the client, whatever
+    its reading speed, and the event loop sends `parts` afterwards. The bytes objects the
+    application returned are kept as they are (no copy). `shutdown` (gunicorn's graceful close
+    after an application error past the headers) marks the answer `aborted`: it is then dropped
+    whole, and the client sees a closed connection rather than half an answer."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.aborted = False
+
+    def sendall(self, data: bytes) -> None:
+        if self.aborted:
+            raise BrokenPipeError(errno.EPIPE, "the answer was abandoned")
+        if data:
+            self.parts.append(data if isinstance(data, bytes) else bytes(data))
+            self.size += len(data)
+
+    def send(self, data: bytes) -> int:
+        self.sendall(data)
+        return len(data)
+
+    def sendfile(self, file: BinaryIO, offset: int = 0, count: int | None = None) -> int:
+        file.seek(offset)
+        total = 0
+        while count is None or total < count:
+            piece = file.read(1 << 20 if count is None else min(1 << 20, count - total))
+            if not piece:
+                break
+            self.sendall(piece)
+            total += len(piece)
+        return total
+
+    def shutdown(self, _how: int) -> None:
+        self.aborted = True
+
+    def recv(self, _size: int) -> bytes:  # gunicorn's close_graceful drains the client: nothing here
+        return b""
+
+    def close(self) -> None:
+        return
+
+    def setblocking(self, _flag: bool) -> None:  # the real socket stays non-blocking
+        return
+
+    def settimeout(self, _value: float | None) -> None:
+        return
+
+    def gettimeout(self) -> float | None:
+        return None
+
+
+class PendingResponse:
+    """An answer the event loop is sending: what is left, and whether its client reads fast enough.
+
+    The clock starts when the client first lets the socket's send buffer fill (`stalled`): until
+    then it takes everything as fast as it comes. From then on it must average `min_rate` bytes/s,
+    checked once `grace_s` have passed."""
+
+    def __init__(self, parts: list[bytes], *, min_rate: int, grace_s: float) -> None:
+        self._views: deque[memoryview] = deque(memoryview(part) for part in parts if part)
+        self.size = sum(len(view) for view in self._views)
+        self.sent = 0
+        self.min_rate = min_rate
+        self.grace_s = grace_s
+        self.stalled_at: float | None = None
+        self._sent_at_stall = 0
+
+    @property
+    def done(self) -> bool:
+        return not self._views
+
+    def next_buffers(self) -> list[memoryview]:
+        return [self._views[i] for i in range(min(SEND_PARTS, len(self._views)))]
+
+    def advance(self, sent: int) -> None:
+        self.sent += sent
+        while sent and self._views:
+            head = self._views[0]
+            if sent >= len(head):
+                sent -= len(head)
+                self._views.popleft()
+            else:
+                self._views[0] = head[sent:]
+                sent = 0
+
+    def stalled(self, now: float) -> None:
+        if self.stalled_at is None:
+            self.stalled_at, self._sent_at_stall = now, self.sent
+
+    def too_slow(self, now: float) -> bool:
+        if not self.min_rate or self.stalled_at is None or self.done:
+            return False
+        elapsed = now - self.stalled_at
+        return elapsed > self.grace_s and self.sent - self._sent_at_stall < self.min_rate * elapsed

@@ -16,7 +16,17 @@ socket and kept-alive connections with a selector, also reads requests:
 - only a whole request is dispatched to a pool thread, with gunicorn's own parser reading from
   the buffer (`BufferedUnreader`): gunicorn's request handling, keep-alive, `max_requests` and
   graceful shutdown are unchanged. `GET /healthz`, `/readyz` and `/metrics` go to two probe
-  threads of their own, so probes are answered while every inference thread is taken.
+  threads of their own, so probes are answered while every inference thread is taken;
+- the answer comes back the same way: the pool thread writes it into memory (`ResponseSink`, in
+  place of the socket, so gunicorn's response code is unchanged), and the event loop sends it
+  without blocking (`PendingResponse`), then puts a kept-alive connection back on the poller or
+  closes the connection (a graceful close lingers in the loop too, never in a blocking wait). A
+  client that reads its answer slowly or never holds no thread: it must read at MIN_RESPONSE_RATE
+  once it has let the socket's send buffer fill, or it is dropped (abortive close: the kernel
+  frees the unsent bytes at once). A client that goes away mid-answer is dropped the same way.
+  An application error after the headers leaves nothing half-written: the buffered answer is
+  discarded and the connection closed. The cost: each answer stays in memory until its client
+  has taken it (the application's own bytes object, no copy).
 
 Each broken limit is counted in `pilotlight_client_limits_total{reason}` and logged once per
 client address and reason a minute. TLS and HTTP/2 are not used by this service; with either
@@ -30,6 +40,7 @@ import logging
 import resource
 import selectors
 import socket
+import struct
 import time
 from collections import Counter
 from concurrent import futures
@@ -40,7 +51,16 @@ from gunicorn.workers.gthread import TConn, ThreadWorker
 
 from .. import observability
 from ..service import Service
-from .intake import CONTINUE, BufferedUnreader, IntakeLimits, Rejected, RequestBuffer, json_reply
+from .intake import (
+    CONTINUE,
+    BufferedUnreader,
+    IntakeLimits,
+    PendingResponse,
+    Rejected,
+    RequestBuffer,
+    ResponseSink,
+    json_reply,
+)
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +69,9 @@ LINGER_S = 2.0  # after an error answer, read and drop what the client still sen
 STOP_LINGER_S = 2.0  # a stopping worker waits this long for a request on a connection that sent nothing
 RECV_BYTES = 256 * 1024
 LOG_EVERY_S = 60.0
-SWEEP_EVERY_S = 0.25  # the clocks of connections still arriving are checked this often
+SWEEP_EVERY_S = 0.25  # the clocks of connections still arriving (or answers still leaving) are checked this often
+WRITES_PER_EVENT = 64  # sendmsg calls for one connection per wake-up: other connections get their turn
+ABORT = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() resets and frees the unsent bytes
 
 
 class IntakeConn(TConn):
@@ -58,6 +80,10 @@ class IntakeConn(TConn):
     address = ""
     intake: RequestBuffer | None = None
     linger_until = 0.0
+    sink: ResponseSink | None = None  # the answer being rendered by a pool thread
+    out: PendingResponse | None = None  # the answer being sent by the event loop
+    out_future: futures.Future | None = None  # the pool thread's result: keep the connection alive or not
+    out_polled = False  # registered on the poller for EVENT_WRITE
     _on_close = None
 
     def close(self, graceful: bool = False) -> None:
@@ -100,6 +126,7 @@ class IntakeThreadWorker(ThreadWorker):
         self.per_ip_limit = 0
         self.per_ip: Counter[str] = Counter()
         self.reading: set[IntakeConn] = set()  # connections whose request is being read here
+        self.writing: set[IntakeConn] = set()  # connections whose answer is being sent here
         self.limit_log = LimitLog()
         self.probe_pool: futures.ThreadPoolExecutor | None = None
         self._swept_at = 0.0
@@ -111,6 +138,7 @@ class IntakeThreadWorker(ThreadWorker):
             header_timeout=settings.header_timeout,
             min_body_rate=settings.min_body_rate,
             max_body_bytes=settings.max_upload_bytes,
+            min_response_rate=settings.min_response_rate,
         )
         self.per_ip_limit = settings.max_connections_per_ip
 
@@ -158,6 +186,7 @@ class IntakeThreadWorker(ThreadWorker):
 
     def _closed(self, conn: IntakeConn) -> None:
         self.reading.discard(conn)
+        self.writing.discard(conn)
         left = self.per_ip[conn.address] - 1
         if left > 0:
             self.per_ip[conn.address] = left
@@ -274,6 +303,11 @@ class IntakeThreadWorker(ThreadWorker):
             self._drop(conn)
             return
         self._send(conn, json_reply(rejected.status, rejected.code, rejected.message))
+        self._linger(conn)
+
+    def _linger(self, conn: IntakeConn) -> None:
+        """Close gracefully without blocking: send FIN, then read and drop what the client still
+        sends for LINGER_S (so that it sees the answer rather than a reset), then close."""
         try:
             conn.sock.shutdown(socket.SHUT_WR)
         except OSError:
@@ -285,14 +319,99 @@ class IntakeThreadWorker(ThreadWorker):
         except KeyError:
             pass  # on the poller already
 
-    def _drop(self, conn: IntakeConn) -> None:
+    def _drop(self, conn: IntakeConn, *, abort: bool = False) -> None:
+        """Close now; `abort`: with a reset, so the kernel frees the unsent bytes at once instead of
+        trying to deliver them to a client that does not read."""
         self.reading.discard(conn)
+        self.writing.discard(conn)
+        conn.out = conn.out_future = None
+        conn.out_polled = False
         try:
             self.poller.unregister(conn.sock)
         except (KeyError, ValueError, OSError):
             pass
+        if abort:
+            try:
+                conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, ABORT)
+            except OSError:
+                pass
         self.nr_conns -= 1
         conn.close()
+
+    # -- the answer: rendered into memory by a pool thread, sent by the event loop -----------------
+
+    def handle(self, conn: object) -> object:  # in a pool thread
+        """gthread's handle, with the socket replaced by a `ResponseSink` for its whole length: the
+        request comes from memory (BufferedUnreader), the answer goes to memory."""
+        if not self.intake_enabled or not isinstance(conn, IntakeConn):
+            return super().handle(conn)
+        sock = conn.sock
+        conn.sink = ResponseSink()
+        conn.sock = conn.sink
+        try:
+            return super().handle(conn)
+        finally:
+            conn.sock = sock
+
+    def finish_request(self, conn: object, fs: futures.Future) -> None:
+        """On the main thread, once a pool thread is done: send its answer, then go on as gthread
+        does (keep the connection alive, or close it)."""
+        sink = conn.sink if isinstance(conn, IntakeConn) else None
+        if sink is None:
+            super().finish_request(conn, fs)
+            return
+        conn.sink = None
+        try:
+            keep = fs.result() if not fs.cancelled() else False
+        except Exception:  # gthread closes on any failure of its handle(): so do we
+            keep = False
+        if sink.aborted or not sink.size:
+            # an application error past the headers (nothing half-written: the client sees a closed
+            # connection), or nothing to say (the client went away, or sent no request)
+            if keep and not sink.aborted:
+                super().finish_request(conn, fs)
+            else:
+                self._drop(conn)
+            return
+        conn.out = PendingResponse(sink.parts, min_rate=self.limits.min_response_rate,
+                                   grace_s=self.limits.response_grace_s)
+        conn.out_future = fs if keep else None
+        conn.sock.setblocking(False)
+        self.writing.add(conn)
+        self._writable(conn, conn.sock)  # most answers fit in the socket's buffer at once
+
+    def _writable(self, conn: IntakeConn, _sock: object) -> None:
+        out = conn.out
+        if conn not in self.writing or out is None:
+            return
+        for _ in range(WRITES_PER_EVENT):
+            try:
+                sent = conn.sock.sendmsg(out.next_buffers())
+            except (BlockingIOError, InterruptedError):
+                out.stalled(time.monotonic())
+                break
+            except OSError:  # the client went away mid-answer
+                self._drop(conn, abort=True)
+                return
+            out.advance(sent)
+            if out.done:
+                self._written(conn)
+                return
+        if not conn.out_polled:
+            conn.out_polled = True
+            self.poller.register(conn.sock, selectors.EVENT_WRITE, partial(self._writable, conn))
+
+    def _written(self, conn: IntakeConn) -> None:
+        fs = conn.out_future
+        self.writing.discard(conn)
+        conn.out = conn.out_future = None
+        if conn.out_polled:
+            conn.out_polled = False
+            self.poller.unregister(conn.sock)
+        if fs is not None:
+            super().finish_request(conn, fs)  # kept alive: back on the poller for the next request
+        else:
+            self._linger(conn)
 
     def murder_pending(self) -> None:
         """Called by gthread's loop about once a second (and while stopping): enforce the clocks."""
@@ -301,6 +420,14 @@ class IntakeThreadWorker(ThreadWorker):
         if now - self._swept_at < SWEEP_EVERY_S:  # busy loops call this after every event
             return
         self._swept_at = now
+        for conn in list(self.writing):
+            out = conn.out
+            if out is not None and out.too_slow(now):
+                self.limit_log.record(
+                    "response_too_slow", conn.address,
+                    f"read its answer slower than MIN_RESPONSE_RATE={out.min_rate} bytes/s "
+                    f"({out.sent} of {out.size} bytes taken); dropped", now=now)
+                self._drop(conn, abort=True)
         for conn in list(self.reading):
             if conn.linger_until:
                 if now >= conn.linger_until:
