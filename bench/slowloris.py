@@ -5,7 +5,8 @@
 Starts gunicorn with gunicorn.conf.py (2 workers, u2netp) on a free port and runs each scenario
 for --seconds: hostile connections from 127.0.0.2 (slow headers at 4 bytes/s, a slow 5 MB
 multipart body at 4 bytes/s, connections that send nothing, kept-alive connections left open, a
-flood of short connections) while a good client on 127.0.0.1 sends /healthz, /readyz and a
+flood of short connections, slow readers: a cut-out whose 8 MB answer is read at 4 bytes/s
+through a 4 KiB receive buffer) while a good client on 127.0.0.1 sends /healthz, /readyz and a
 cut-out of the astronaut in turn, each with a 10 s timeout (a Kubernetes probe's). It prints, per
 scenario, the good requests answered / sent and their p50 / p99 / max latency, plus what the
 hostile side saw. `--root DIR` runs the server from another checkout (the "without the fix"
@@ -37,8 +38,10 @@ from tests.server import ROOT, Server
 
 HOSTILE = "127.0.0.2"
 CUTOUT = "/api/v1/remove-background"
-SCENARIOS = ("none", "slow_headers", "slow_body", "idle", "keepalive_idle", "flood")  # none: the good client alone
+SCENARIOS = ("none", "slow_headers", "slow_body", "idle", "keepalive_idle", "flood", "slow_reader")  # none: the good client alone
 BODY_BYTES = 5 * 1024 * 1024
+READER_SIDE = 2048  # big_photo(): 1.9 MB of JPEG in, 8 MB of PNG out
+READER_RCVBUF = 4096  # a slow reader's receive buffer (the kernel doubles it)
 REST_WAIT_S = 2.0 + 2.0  # RELEASE_MEMORY_IDLE_S (default) + 2 s
 
 
@@ -49,6 +52,115 @@ def hostile_socket(port: int, *, source: str = HOSTILE, timeout: float = 5.0) ->
     sock.bind((source, 0))
     sock.connect(("127.0.0.1", port))
     return sock
+
+
+def big_photo(side: int = READER_SIDE) -> bytes:
+    """The astronaut at `side` px with strong noise (1.9 MB of JPEG): its cut-out (PNG, about
+    8 MB) is more than loopback's socket buffers absorb (3 to 4 MB), so a client that does not
+    read it leaves the writer waiting."""
+    from PIL import Image
+    from skimage import data
+
+    rng = np.random.default_rng(0)
+    pixels = np.asarray(Image.fromarray(data.astronaut()).resize((side, side), Image.BILINEAR)).astype(np.int16)
+    pixels = np.clip(pixels + rng.normal(0, 40, pixels.shape), 0, 255).astype(np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, "JPEG", quality=80)
+    return buffer.getvalue()
+
+
+def cutout_request(photo: bytes, *, keep_alive: bool = True) -> bytes:
+    """The raw bytes of a POST of `photo` to the cut-out endpoint (PNG answer)."""
+    body = (
+        b'--b\r\nContent-Disposition: form-data; name="format"\r\n\r\npng\r\n'
+        b'--b\r\nContent-Disposition: form-data; name="image"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n'
+        + photo + b"\r\n--b--\r\n"
+    )
+    head = (
+        f"POST {CUTOUT} HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+        f"Content-Length: {len(body)}\r\n{'' if keep_alive else 'Connection: close' + chr(13) + chr(10)}\r\n"
+    ).encode()
+    return head + body
+
+
+def reader_socket(port: int, *, source: str = HOSTILE, rcvbuf: int = READER_RCVBUF, timeout: float = 30.0) -> socket.socket:
+    """A connection whose receive buffer is small (set before connecting, so the window stays small)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    sock.settimeout(timeout)
+    sock.bind((source, 0))
+    sock.connect(("127.0.0.1", port))
+    return sock
+
+
+def read_head(sock: socket.socket, *, timeout: float = 60.0) -> bytes:
+    """An answer's status line and headers, read a byte at a time (the body stays unread).
+    b"" when the connection closed first; bounded by `timeout` and 64 KiB."""
+    deadline = time.monotonic() + timeout
+    head = b""
+    while b"\r\n\r\n" not in head and len(head) < 65536 and time.monotonic() < deadline:
+        sock.settimeout(max(0.1, deadline - time.monotonic()))
+        try:
+            piece = sock.recv(1)
+        except OSError:
+            return b""
+        if not piece:
+            return b""
+        head += piece
+    return head
+
+
+def trickle_read(sock: socket.socket, size: int = 1) -> tuple[str, bytes]:
+    """Read up to `size` bytes without blocking: ("read", them), ("waiting", b"") when nothing is
+    there, or ("closed", b"") on a reset or end of data (the server dropped the connection)."""
+    sock.setblocking(False)
+    try:
+        piece = sock.recv(size)
+        return ("read", piece) if piece else ("closed", b"")
+    except (BlockingIOError, InterruptedError):
+        return "waiting", b""
+    except OSError:
+        return "closed", b""
+    finally:
+        sock.setblocking(True)
+
+
+def open_readers(port: int, request: bytes, count: int, *, timeout: float = 180.0,
+                 source: str = HOSTILE) -> list[tuple[socket.socket, bytes]]:
+    """`count` slow readers whose answer has begun: each sends `request` whole through a small
+    receive buffer and reads only the status line and headers of a 200 (a 503 busy is closed and
+    sent again). Fewer come back when the server does not answer them within `timeout`."""
+    deadline = time.monotonic() + timeout
+    held: list[tuple[socket.socket, bytes]] = []
+    while len(held) < count and time.monotonic() < deadline:
+        batch = []
+        for _ in range(count - len(held)):
+            try:
+                sock = reader_socket(port, source=source)
+            except OSError:
+                continue
+            try:
+                sock.sendall(request)
+                batch.append(sock)
+            except OSError:
+                sock.close()
+        for sock in batch:
+            head = read_head(sock, timeout=max(1.0, deadline - time.monotonic()))
+            if head.startswith(b"HTTP/1.1 200 "):
+                held.append((sock, head))
+            else:
+                sock.close()
+        if len(held) < count:
+            time.sleep(0.5)
+    return held
+
+
+def content_length(head: bytes) -> int:
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value.strip())
+    return -1
 
 
 def closed_by_server(sock: socket.socket) -> tuple[bool, bytes]:
@@ -86,6 +198,7 @@ class Attack:
     closed: int = 0  # closed by the server
     answers: Counter[str] = field(default_factory=Counter)  # first status line of what it answered
     errors: int = 0
+    request: bytes = b""  # slow_reader: the request each connection sends (default: a noise cut-out)
     _stop: Any = field(default_factory=threading.Event)
     _process: Any = None
     _results: Any = None
@@ -129,6 +242,8 @@ class Attack:
 
     def _open(self) -> tuple[socket.socket, bytes] | None:
         """A new connection and the bytes it will trickle (b"" for none)."""
+        if self.kind == "slow_reader":
+            return self._open_reader()
         try:
             sock = hostile_socket(self.port, source=self.source)
         except OSError:
@@ -156,9 +271,51 @@ class Attack:
             return sock, b""
         return sock, b""  # idle: connects and sends nothing
 
+    def _open_reader(self) -> tuple[socket.socket, bytes] | None:
+        """A cut-out sent whole through a small receive buffer; its answer is then read 1 byte per
+        `interval` (what it has read so far is kept in place of a payload)."""
+        try:
+            sock = reader_socket(self.port, source=self.source)
+            sock.sendall(self.request or cutout_request(big_photo()))
+        except OSError:
+            self.errors += 1
+            return None
+        self.opened += 1
+        return sock, b""
+
+    def _run_readers(self, deadline: float) -> None:
+        if not self.request:
+            self.request = cutout_request(big_photo())
+        conns: list[list[Any]] = []  # [sock, what it read so far]
+        while len(conns) < self.count and not self._stop.is_set() and time.monotonic() < deadline:
+            opened = self._open_reader()
+            if opened is not None:
+                conns.append([opened[0], b""])
+        while not self._stop.is_set() and time.monotonic() < deadline:
+            for entry in conns:
+                sock, seen = entry
+                if sock is None:
+                    continue
+                state, piece = trickle_read(sock)
+                if state == "read" and len(seen) < 64:
+                    entry[1] = seen + piece
+                if state == "closed":
+                    self.closed += 1
+                    self.answers[seen.split(b"\r\n", 1)[0].decode("latin-1") or "(closed before its status line)"] += 1
+                    sock.close()
+                    reopened = self._open_reader() if not self._stop.is_set() else None
+                    entry[:] = [reopened[0], b""] if reopened is not None else [None, b""]
+            self._stop.wait(self.interval)
+        for sock, _ in conns:
+            if sock is not None:
+                sock.close()
+
     def _run(self) -> None:
         deadline = time.monotonic() + self.seconds
         if self.kind == "none":
+            return
+        if self.kind == "slow_reader":
+            self._run_readers(deadline)
             return
         if self.kind == "flood":
             self._flood(deadline)
