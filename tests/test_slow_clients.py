@@ -19,7 +19,17 @@ import requests
 
 from app.config import ConfigError, Settings
 from app.serving.intake import BufferedUnreader, IntakeLimits, Rejected, RequestBuffer
-from bench.slowloris import Attack, closed_by_server, good_client, hostile_socket
+from bench.slowloris import (
+    Attack,
+    closed_by_server,
+    content_length,
+    cutout_request,
+    good_client,
+    hostile_socket,
+    big_photo,
+    open_readers,
+    trickle_read,
+)
 from tests.conftest import RunningServer
 from tests.server import Server
 
@@ -207,6 +217,38 @@ def test_a_slow_body_is_closed_and_counted(server: Server) -> None:
         sock.close()
     assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
     assert limit_count(server, "body_too_slow") > before
+
+
+@pytest.mark.server
+def test_a_slow_reader_is_dropped_and_counted(server: Server) -> None:
+    """A cut-out of about 8 MB read 1 byte a second through a small receive buffer: once the socket's
+    buffers are full, MIN_RESPONSE_RATE (1024 bytes/s by default) drops it after its 5 s grace."""
+    before = limit_count(server, "response_too_slow")
+    readers = open_readers(server.port, cutout_request(big_photo()), 1, timeout=120)
+    assert readers, "the cut-out was not answered"
+    sock, head = readers[0]
+    taken, dropped = 0, False
+    try:
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline and not dropped:
+            taken += len(trickle_read(sock)[1])
+            time.sleep(1.0)
+            dropped = limit_count(server, "response_too_slow") > before
+        # what its receive buffer still holds, read at once: then the reset, short of the whole answer
+        sock.settimeout(10)
+        for _ in range(10_000):
+            try:
+                piece = sock.recv(65536)
+            except OSError:
+                break
+            if not piece:
+                break
+            taken += len(piece)
+    finally:
+        sock.close()
+    assert dropped, "the server kept a client that read its answer at 1 byte/s"
+    assert taken < content_length(head), "the whole answer was sent to a client the server dropped"
+    assert "client 127.0.0.2: response_too_slow" in server.wait_log("client 127.0.0.2: response_too_slow")
 
 
 @pytest.mark.server
