@@ -11,7 +11,8 @@ cut-out of the astronaut in turn, each with a 10 s timeout (a Kubernetes probe's
 scenario, the good requests answered / sent and their p50 / p99 / max latency, plus what the
 hostile side saw. `--root DIR` runs the server from another checkout (the "without the fix"
 column: `git archive main | tar -x -C DIR`, with DIR/bench and DIR/tests from this one).
-`--memory` also prints the server's PSS with 0 and with N idle connections open.
+`--memory` also prints the server's PSS with 0 and with N idle connections open; `--reader-memory N`
+the memory an answer costs while a slow reader holds it (N slow readers, then none).
 
 The same attack helpers drive tests/test_slow_clients.py.
 """
@@ -457,6 +458,21 @@ def idle_memory(server: Server, connections: int) -> tuple[float, float]:
     return before, after
 
 
+def reader_memory(server: Server, count: int, request: bytes) -> tuple[int, float, float]:
+    """(slow readers held, summed PSS in MiB while they hold their answers, PSS once they have gone).
+    The server should run with RELEASE_MEMORY=off (the two figures then differ only by the answers
+    held) and MIN_RESPONSE_RATE=0. The kernel's socket buffers are not in PSS."""
+    held = open_readers(server.port, request, count, timeout=240)
+    try:
+        time.sleep(1.0)
+        holding = server.tree_pss_kib() / 1024
+    finally:
+        for sock, _ in held:
+            sock.close()
+    time.sleep(2.0)  # the worker sees the reset on its next write and drops the answer
+    return len(held), holding, server.tree_pss_kib() / 1024
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=30)
@@ -465,6 +481,7 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=ROOT, help="checkout to run the server from")
     parser.add_argument("--scenario", action="append", choices=SCENARIOS)
     parser.add_argument("--memory", type=int, default=0, help="also measure PSS with this many idle connections")
+    parser.add_argument("--reader-memory", type=int, default=0, help="also measure the memory of this many slow readers' answers")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server")
     parser.add_argument("--log", type=Path, default=Path("/tmp/pilotlight-slowloris.log"))
     parser.add_argument("--label", default="with the fix", help="the column these figures go to in --json")
@@ -475,7 +492,7 @@ def main() -> None:
     photo = photo_jpeg()
     print(f"server from {args.root}; {args.workers} workers; {args.connections} hostile connections from {HOSTILE}; "  # noqa: T201
           f"{args.seconds:g} s per scenario; good client timeout 10 s")
-    for kind in args.scenario or ([] if args.memory else SCENARIOS):  # --memory alone: only the memory figure
+    for kind in args.scenario or ([] if args.memory or args.reader_memory else SCENARIOS):  # memory alone: only that figure
         server = Server(env=env, log_path=args.log, root=args.root).start()
         try:
             server.wait_ready(timeout=180)
@@ -502,6 +519,19 @@ def main() -> None:
               f"({(after - before) * 1024 / args.memory:.1f} KiB per connection)")
         record(args.json, args.label, "memory", {"connections": args.memory, "pss_before_mib": before, "pss_after_mib": after,
                                                  "kib_per_connection": (after - before) * 1024 / args.memory})
+    if args.reader_memory:
+        request = cutout_request(big_photo())
+        server = Server(env={**env, "RELEASE_MEMORY": "off", "MIN_RESPONSE_RATE": "0"}, log_path=args.log, root=args.root).start()
+        try:
+            server.wait_ready(timeout=180)
+            held, holding, gone = reader_memory(server, args.reader_memory, request)
+        finally:
+            server.stop(timeout=60)
+        per = (holding - gone) / max(held, 1)
+        print(f"slow readers' answers: PSS {holding:.1f} MiB with {held} held, {gone:.1f} MiB once gone "  # noqa: T201
+              f"({per:.1f} MiB per held answer, a cut-out of about 8 MB)")
+        record(args.json, args.label, "reader memory", {"held": held, "pss_holding_mib": holding, "pss_gone_mib": gone,
+                                                        "mib_per_answer": per})
 
 
 def record(path: Path | None, label: str, key: str, figures: dict[str, object]) -> None:
