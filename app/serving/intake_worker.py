@@ -373,6 +373,9 @@ class IntakeThreadWorker(ThreadWorker):
             else:
                 self._drop(conn)
             return
+        unreader = conn.parser.unreader if conn.parser is not None else None
+        if isinstance(unreader, BufferedUnreader):
+            unreader.unread(b"")  # let the request go while the answer waits on its client: only pipelined bytes stay
         conn.out = PendingResponse(sink.parts, min_rate=self.limits.min_response_rate,
                                    grace_s=self.limits.response_grace_s)
         conn.out_future = fs if keep else None
