@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from .common import DOCS, RESULTS, WORK, median, say, summary, write_json
-from .servers import closed_loop, must, sequential, serve_every_worker
+from .harness import closed_loop, must, sequential, serve_every_worker
 from .suite import Plan, calls, machine, pilotlight, run_inproc
 
 CUDA = "CUDAExecutionProvider"

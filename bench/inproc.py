@@ -44,7 +44,8 @@ from app.config import Settings
 from app.serving.memory import malloc_trim
 from app.models.sessions import session_options, shrink_shared_arena, use_shared_arena
 
-from .common import MODEL, WORK, cutout_photo, model_home, portrait_photo, private_kib, shared_kib, smaps_rollup, summary
+from .common import MODEL, WORK, cutout_photo, model_home, portrait_photo, summary
+from .harness import private_kib, shared_kib, smaps_rollup
 
 RUSAGE_THREAD = getattr(resource, "RUSAGE_THREAD", 1)  # Linux
 MEAN = (0.485, 0.456, 0.406)

@@ -22,18 +22,18 @@ from pathlib import Path
 
 from . import peer
 from .common import MODEL, RESULTS, ROOT, WORK, cutout_photo, portrait_photo, say, write_json
-from .servers import Call, Launched, closed_loop, must, sequential
+from .harness import Call, Server, closed_loop, must, sequential
 
 REST_S = 2.0 + 2.0  # RELEASE_MEMORY_IDLE_S's default, plus the watchdog's periods
 
 
-def pilotlight(name: str, log_dir: Path, **env: str) -> Launched:
+def pilotlight(name: str, log_dir: Path, **env: str) -> Server:
     settings = {"PILOTLIGHT_NO_SETUP": "1", "WORKERS": "2", "MODELS": f"{MODEL},centerface", "SEGMENTATION_MODEL": MODEL,
                 "ORT_PROVIDERS": "cpu", "LOG_LEVEL": "info", **env}
-    return Launched(name, [str(ROOT / "start.sh")], settings, log_dir / f"{name}.log")
+    return Server(settings, log_dir / f"{name}.log", [str(ROOT / "start.sh")], name)
 
 
-def measure(server: Launched, cut: Call, idphoto: Call | None, *, steady: int, loop: int) -> dict:
+def measure(server: Server, cut: Call, idphoto: Call | None, *, steady: int, loop: int) -> dict:
     with server:
         times = server.wait_started(ready_path="/readyz" if server.kind == "pilotlight" else None)
         first = must(cut.send(server.url), f"{server.name} first")
@@ -131,7 +131,7 @@ def main() -> None:
     rembg = peer.ensure_venv()
     results: dict[str, dict] = {}
     say("[lanes] rembg s")
-    results["rembg s"] = measure(Launched("rembg-s", peer.command(rembg), peer.env(), log_dir / "rembg.log", kind="rembg"),
+    results["rembg s"] = measure(Server(peer.env(), log_dir / "rembg.log", peer.command(rembg), "rembg-s", kind="rembg"),
                                  peer.call(cut.jpeg), None, steady=steady, loop=loop)
     say("[lanes] pilotlight")
     results["pilotlight"] = measure(pilotlight("pilotlight", log_dir), ours_cut, ours_id, steady=steady, loop=loop)

@@ -34,7 +34,7 @@ import numpy as np
 import requests
 from PIL import Image
 
-from tests.server import Server
+from .harness import Server
 
 ENDPOINTS = (
     ("/api/v1/remove-background", {}),

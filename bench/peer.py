@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from .common import BENCH_VENV, MODEL, ROOT, model_home, say
-from .servers import Call
+from .harness import Call
 
 REQUIREMENTS = (ROOT / "requirements.txt", ROOT / "requirements-bench.txt", ROOT / "requirements-nodeps.txt")
 

@@ -20,7 +20,7 @@ import numpy as np
 import requests
 from PIL import Image
 
-from tests.server import ROOT, Server
+from .harness import ROOT, Server
 
 
 def photo_jpeg() -> bytes:

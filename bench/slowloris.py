@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import requests
 
-from tests.server import ROOT, Server
+from .harness import ROOT, Server
 
 HOSTILE = "127.0.0.2"
 CUTOUT = "/api/v1/remove-background"

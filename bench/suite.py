@@ -41,7 +41,7 @@ from app.config import Settings
 
 from . import peer
 from .common import DOCS, MODEL, RESULTS, ROOT, WORK, cutout_photo, median, model_home, portrait_photo, say, summary, write_json
-from .servers import Call, Launched, closed_loop, must, sequential, serve_every_worker, wait_for
+from .harness import Call, Server, closed_loop, must, sequential, serve_every_worker, wait_for
 
 SECTIONS = ("pipeline", "allocator", "preopt", "compare", "throughput", "memory", "variants", "recycle")
 
@@ -76,7 +76,7 @@ class Plan:
 
 
 def pilotlight(name: str, *, workers: int, log_dir: Path, preload: bool = True, extra_env: dict[str, str] | None = None,
-               config: str | None = None) -> Launched:
+               config: str | None = None) -> Server:
     env = {
         "PILOTLIGHT_NO_SETUP": "1",
         "WORKERS": str(workers),
@@ -92,11 +92,11 @@ def pilotlight(name: str, *, workers: int, log_dir: Path, preload: bool = True, 
     else:
         venv = Path(os.environ.get("VENV", ROOT / ".venv"))
         command = [str(venv / "bin" / "gunicorn"), "--config", config]
-    return Launched(name, command, env, log_dir / f"{name}.log")
+    return Server(env, log_dir / f"{name}.log", command, name)
 
 
-def rembg_server(name: str, rembg: Path, log_dir: Path) -> Launched:
-    return Launched(name, peer.command(rembg), peer.env(), log_dir / f"{name}.log", kind="rembg")
+def rembg_server(name: str, rembg: Path, log_dir: Path) -> Server:
+    return Server(peer.env(), log_dir / f"{name}.log", peer.command(rembg), name, kind="rembg")
 
 
 def calls() -> dict[str, Call]:
@@ -163,8 +163,8 @@ def section_preopt(plan: Plan, ctx: Context) -> dict:
     return run_inproc(["preopt", "--runs", str(plan.preopt_runs), "--loads", str(plan.preopt_loads)])
 
 
-def start_and_measure(server: Launched, *, ready_path: str | None, first_call: Call, steady: int,
-                      extra: Callable[[Launched], dict] | None = None) -> dict:
+def start_and_measure(server: Server, *, ready_path: str | None, first_call: Call, steady: int,
+                      extra: Callable[[Server], dict] | None = None) -> dict:
     """One fresh start: time to the port and to ready, the first request, `steady` more, then
     `extra(server)` (memory...), then SIGTERM and the time the tree takes to go."""
     with server:
@@ -193,7 +193,7 @@ def section_compare(plan: Plan, ctx: Context) -> dict:
     c = ctx.calls
     out: dict = {"workers": workers, "starts": plan.starts, "steady": plan.steady, "preload": [], "lazy": [], "rembg": []}
 
-    def ours_extra(server: Launched) -> dict:
+    def ours_extra(server: Server) -> dict:
         extra = {}
         if server.env.get("PRELOAD_MODELS") == "true":
             first = must(c["idphoto"].send(server.url), "first ID photo")
@@ -206,7 +206,7 @@ def section_compare(plan: Plan, ctx: Context) -> dict:
         extra["memory"] = server.memory()
         return extra
 
-    def peer_extra(server: Launched) -> dict:
+    def peer_extra(server: Server) -> dict:
         busy = server.memory()
         time.sleep(IDLE_WAIT_S)
         return {"memory_busy": busy, "memory": server.memory()}
@@ -228,7 +228,7 @@ def section_compare(plan: Plan, ctx: Context) -> dict:
     return out
 
 
-def respawn_once(server: Launched, call: Call) -> dict:
+def respawn_once(server: Server, call: Call) -> dict:
     """SIGKILL the (only) worker, send a request at once: it waits in the listen backlog until the
     replacement has warmed and answers it. Returns kill -> answer, and the replacement's warm-up."""
     victims = server.workers()

@@ -34,7 +34,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, Request, Route, e
 from app.models.fetch import fetch_npm, inspect_npm
 from app.models.manifest import WEB_RUNTIME
 from tests.conftest import RunningServer
-from tests.server import Server
+from bench.harness import Server
 from tests.test_browser import ARTIFACTS, browser, page_errors, photos  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.server

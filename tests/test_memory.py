@@ -9,20 +9,20 @@ from concurrent.futures import ThreadPoolExecutor
 
 from tests.conftest import RunningServer
 
-from .server import Server, private_kib
+from bench.harness import Server, private_kib, smaps_rollup, wait_for
 
 KEEPS = re.compile(r"worker (\d+) keeps its working memory")
 GAVE_BACK = re.compile(r"worker (\d+) idle for [\d.]+ s: working memory given back")
 
 
-def wait_for(pattern: re.Pattern[str], server: Server, *, count: int, timeout: float = 30.0) -> list[int]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def logged_pids(pattern: re.Pattern[str], server: Server, *, count: int, timeout: float = 30.0) -> list[int]:
+    """The pids of the first `count` workers that logged `pattern` (bounded)."""
+
+    def found() -> list[int] | None:
         pids = sorted({int(pid) for pid in pattern.findall(server.log_text())})
-        if len(pids) >= count:
-            return pids
-        time.sleep(0.1)
-    raise TimeoutError(f"{pattern.pattern!r} for {count} worker(s) not in the log: {server.log_text()[-3000:]}")
+        return pids if len(pids) >= count else None
+
+    return wait_for(found, timeout=timeout, interval=0.1, what=f"{pattern.pattern!r} for {count} worker(s) not in the log")  # type: ignore[return-value]
 
 
 def served_by(server: Server, request_id: str) -> int:
@@ -33,8 +33,8 @@ def served_by(server: Server, request_id: str) -> int:
 def test_idle_workers_give_memory_back_and_the_keeper_serves_first(running_server: RunningServer, astronaut_jpeg: bytes) -> None:
     with running_server(MODELS="u2netp", WORKERS="3", RELEASE_MEMORY_IDLE_S="0.5", ORT_PROVIDERS="cpu") as server:
         workers = server.wait_workers(3)
-        keeper = wait_for(KEEPS, server, count=1)
-        released = wait_for(GAVE_BACK, server, count=2)
+        keeper = logged_pids(KEEPS, server, count=1)
+        released = logged_pids(GAVE_BACK, server, count=2)
         assert len(keeper) == 1 and set(keeper + released) == set(workers) and keeper[0] not in released
 
         # traffic on every worker at once grows all three again; once quiet, the same split
@@ -46,7 +46,7 @@ def test_idle_workers_give_memory_back_and_the_keeper_serves_first(running_serve
         with ThreadPoolExecutor(max_workers=6) as pool:
             assert list(pool.map(cutout, range(12))) == [200] * 12
         time.sleep(0.5 + 1.5)  # RELEASE_MEMORY_IDLE_S plus watchdog periods
-        memory = {pid: private_kib(pid) / 1024 for pid in workers}
+        memory = {pid: private_kib(smaps_rollup(pid)) / 1024 for pid in workers}
         others = [memory[pid] for pid in workers if pid != keeper[0]]
         # the keeper still holds u2netp's buffers; the others kept little beyond what they share
         assert memory[keeper[0]] - max(others) > 150, memory

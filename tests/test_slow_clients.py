@@ -31,7 +31,7 @@ from bench.slowloris import (
     trickle_read,
 )
 from tests.conftest import RunningServer
-from tests.server import Server
+from bench.harness import Server
 
 CUTOUT = "/api/v1/remove-background"
 LIMITS = IntakeLimits(header_timeout=10, min_body_rate=1024, max_body_bytes=1000)

@@ -31,7 +31,7 @@ from bench.slowloris import (
     trickle_read,
 )
 from tests.conftest import RunningServer
-from tests.server import Server
+from bench.harness import Server
 
 READERS = 12  # more than the 2 x 4 pool threads of the two workers
 LOOPBACK_ABSORBS = 6 * 1024 * 1024  # more than loopback's send + receive buffers take of an unread answer
