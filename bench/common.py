@@ -23,6 +23,8 @@ DOCS = ROOT / "docs"
 WORK = Path(os.environ.get("BENCH_WORK", "/tmp/pilotlight-bench"))  # logs, optimised models, scratch
 BENCH_VENV = Path(os.environ.get("BENCH_VENV", "/tmp/pilotlight-bench-venv"))  # rembg's CLI server lives here
 MODEL = "u2net"
+# the suite's sections, in the order it runs them (bench/suite.py) and the report lists them
+SECTIONS = ("pipeline", "preopt", "compare", "throughput", "memory", "variants", "recycle")
 
 
 def model_home() -> Path:

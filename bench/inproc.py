@@ -1,16 +1,12 @@
 """In-process measurements, each run by the suite in a fresh interpreter that prints one JSON object.
 
     .venv/bin/python -m bench.inproc pipeline  --runs 10
-    .venv/bin/python -m bench.inproc allocator --variant arena --runs 10
     .venv/bin/python -m bench.inproc preopt    --runs 5
 
 pipeline   The floor under the server's latency, on the same photos and the same sessions
            (app.models.sessions: one thread): the Flask app's own handling of the request through
            its test client (no HTTP, no gunicorn) and, inside it, the time spent in
            `InferenceSession.run` (every model's session is wrapped with a timer).
-allocator  onnxruntime's CPU memory arena and glibc's malloc, as a gunicorn worker sees them: the
-           parent builds the u2net session (the master), forks a child (a worker) that runs it on
-           the photo, then reads the child's private memory after the traffic and its latency.
 preopt     Pre-optimised models: load time of the original u2net.onnx (optimised at every load), of
            a graph saved already optimised, and of that graph with its weights in an external data
            file and prepacking off; then the memory of two forked children that use a session
@@ -25,13 +21,10 @@ import argparse
 import io
 import json
 import os
-import resource
 import statistics
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 from app import create_app  # noqa: I001  (app first: it pins the native thread pools)
@@ -41,13 +34,11 @@ import onnxruntime as ort
 from PIL import Image
 
 from app.config import Settings
-from app.serving.memory import malloc_trim
-from app.models.sessions import session_options, shrink_shared_arena, use_shared_arena
+from app.models.sessions import session_options, use_shared_arena
 
 from .common import MODEL, WORK, cutout_photo, model_home, portrait_photo, summary
 from .harness import private_kib, shared_kib, smaps_rollup
 
-RUSAGE_THREAD = getattr(resource, "RUSAGE_THREAD", 1)  # Linux
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
 
@@ -155,111 +146,6 @@ def pipeline(runs: int, warmup: int) -> dict[str, object]:
         bare.append(time.perf_counter() - started)
     result["forward_u2net"] = summary(bare)
     return result
-
-
-# -- allocator ----------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class AllocatorVariant:
-    description: str
-    arena: bool = True  # SessionOptions.enable_cpu_mem_arena
-    pattern: bool = True  # SessionOptions.enable_mem_pattern
-    shrink: bool = False  # run option memory.enable_memory_arena_shrinkage=cpu:0 (arena given back after each run)
-    trim: bool = False  # malloc_trim(0) after each run
-    idle_trim: bool = False  # malloc_trim(0) once after all the runs (a worker that has gone idle)
-    idle_shrink: bool = False  # once after all the runs: a Run of a one-node model on the same (process-wide)
-    #                           arena with the shrink run option, which gives back the arena's free regions
-    same_as_requested: bool = False  # one process-wide arena (session.use_env_allocators) grown by what is asked, not by powers of two
-
-
-# Environment-level glibc settings (GLIBC_TUNABLES, MALLOC_ARENA_MAX, ...) are given by the suite and
-# recorded with the result.
-ALLOCATOR_VARIANTS: dict[str, AllocatorVariant] = {
-    "arena": AllocatorVariant("onnxruntime CPU arena on (the current default)"),
-    "arena-same": AllocatorVariant("one process-wide arena, extended by what is requested (kSameAsRequested)", same_as_requested=True),
-    "arena-nopattern": AllocatorVariant("arena on, memory pattern off", pattern=False),
-    "arena-same-nopattern": AllocatorVariant("process-wide kSameAsRequested arena, memory pattern off", pattern=False, same_as_requested=True),
-    "arena-shrink": AllocatorVariant("arena on, shrunk at the end of every run", shrink=True),
-    "arena-idle-shrink": AllocatorVariant("process-wide arena, memory pattern off, shrunk once the runs are over (when idle)",
-                                          pattern=False, same_as_requested=True, idle_shrink=True),
-    "arena-idle-shrink-trim": AllocatorVariant("process-wide arena, memory pattern off, shrunk and malloc_trim(0) once the runs are over (when idle)",
-                                               pattern=False, same_as_requested=True, idle_shrink=True, idle_trim=True),
-    "arena-nopattern-shrink": AllocatorVariant("arena on, memory pattern off, shrunk at the end of every run", pattern=False, shrink=True),
-    "no-arena": AllocatorVariant("arena off", arena=False),
-    "no-arena-trim": AllocatorVariant("arena off + malloc_trim(0) after every run (the prototype)", arena=False, trim=True),
-    "no-arena-idle-trim": AllocatorVariant("arena off, malloc_trim(0) once the runs are over (when idle)", arena=False, idle_trim=True),
-    "no-arena-nopattern-idle-trim": AllocatorVariant("arena off, memory pattern off, malloc_trim(0) once the runs are over (when idle)",
-                                                     arena=False, pattern=False, idle_trim=True),
-    "no-arena-nopattern-trim": AllocatorVariant("arena off, memory pattern off, malloc_trim(0) after every run", arena=False, pattern=False, trim=True),
-}
-
-
-def allocator(name: str, runs: int, warmup: int) -> dict[str, object]:
-    variant = ALLOCATOR_VARIANTS[name]
-    arena = "shared" if variant.same_as_requested else "session" if variant.arena else "off"
-    if arena == "shared":
-        use_shared_arena()  # the app's process-wide arena (ORT_CPU_ARENA=shared)
-    options = session_options(cpu_arena=arena, mem_pattern=variant.pattern)
-    run_options = ort.RunOptions()
-    if variant.shrink:
-        run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
-    path = model_home() / f"{MODEL}.onnx"
-    started = time.perf_counter()
-    session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
-    load_seconds = time.perf_counter() - started
-    feed = u2net_feed(cutout_photo().jpeg, session.get_inputs()[0].name)
-    parent_before = smaps_rollup(os.getpid())
-
-    def child() -> dict[str, object]:
-        # the runs go through one extra thread, as in a gthread worker (whose request threads get
-        # their own malloc arenas); per run: wall time, this thread's CPU time, its minor page faults
-        def one_run() -> tuple[float, float, int]:
-            faults = resource.getrusage(RUSAGE_THREAD).ru_minflt
-            cpu = time.thread_time()
-            started = time.perf_counter()
-            session.run(None, feed, run_options)
-            if variant.trim:
-                malloc_trim()
-            return time.perf_counter() - started, time.thread_time() - cpu, resource.getrusage(RUSAGE_THREAD).ru_minflt - faults
-
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            samples = [pool.submit(one_run).result() for _ in range(warmup + runs)]
-        steady = samples[warmup:]
-        time.sleep(0.2)
-        busy = smaps_rollup(os.getpid())
-        if variant.idle_shrink:
-            shrink_shared_arena()
-        if variant.idle_trim:
-            malloc_trim()
-        memory = smaps_rollup(os.getpid())
-        # the first run after the memory went back pays for growing it again
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            after_release = pool.submit(one_run).result()
-        status = Path(f"/proc/{os.getpid()}/status").read_text()
-        hwm = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
-        return {
-            "first_run_s": samples[0][0],
-            "after_release_s": after_release[0],
-            "after_release_faults": after_release[2],
-            "latency": summary([sample[0] for sample in steady]),
-            "cpu": summary([sample[1] for sample in steady]),
-            "minor_faults": summary([float(sample[2]) for sample in steady]),
-            "private_mib": private_kib(memory) / 1024,
-            "private_busy_mib": private_kib(busy) / 1024,
-            "shared_mib": shared_kib(memory) / 1024,
-            "pss_mib": memory["Pss"] / 1024,
-            "peak_rss_mib": hwm / 1024,
-        }
-
-    child_result = in_child(child)
-    return {
-        "variant": name,
-        "description": variant.description,
-        "env": {key: value for key, value in os.environ.items() if key.startswith(("GLIBC_TUNABLES", "MALLOC_"))},
-        "load_seconds": load_seconds,
-        "parent_rss_mib": parent_before["Rss"] / 1024,
-        "child": child_result,
-    }
 
 
 def in_child(work: Callable[[], object]) -> object:
@@ -412,16 +298,13 @@ def fork_children(path: Path, entries: dict[str, str], optimise: bool, photo: by
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("pipeline", "allocator", "preopt"))
-    parser.add_argument("--variant", choices=sorted(ALLOCATOR_VARIANTS), default="arena")
+    parser.add_argument("what", choices=("pipeline", "preopt"))
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--loads", type=int, default=3)
     args = parser.parse_args()
     if args.what == "pipeline":
         result = pipeline(args.runs, args.warmup)
-    elif args.what == "allocator":
-        result = allocator(args.variant, args.runs, args.warmup)
     else:
         result = preopt(args.runs, args.warmup, args.loads)
     sys.stdout.write(json.dumps(result) + "\n")

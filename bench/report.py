@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .chart import Panel, render
-from .common import DOCS, RESULTS
+from .common import DOCS, RESULTS, SECTIONS
 
 COLD_TARGET = 1.15
 MEMORY_TARGET = 1.5
@@ -220,45 +220,6 @@ class Figures:
 # -- the report ------------------------------------------------------------------------------------
 
 
-def allocator_notes(f: Figures, default: dict | None) -> list[str]:
-    """What the in-process allocator experiment says about memory against latency, from its numbers."""
-    rows = get(f.r, "sections", "allocator", "rows", default=[]) or []
-    arena = rows[0].get("child") if rows else None  # onnxruntime's default, the baseline
-    if not rows or not arena:
-        return []
-    base_cpu = num(get(arena, "cpu", "p50"))
-    budget = None
-    if default and default.get("workers", 1) > 1:
-        budget = (MEMORY_TARGET - 1) * (num(get(default, "one", "memory", "tree_pss_mib")) or math.nan) / (default["workers"] - 1)
-    lines = []
-    for row in rows:
-        child = row.get("child", {})
-        cpu = ratio(get(child, "cpu", "p50"), base_cpu)
-        busy = child.get("private_busy_mib", child.get("private_mib"))
-        lines.append(f"{row['label']}: {fmt(child.get('private_mib'))} MiB kept after the runs"
-                     + (f" ({fmt(busy)} MiB while busy)" if num(busy) is not None and abs((num(busy) or 0) - (num(child.get('private_mib')) or 0)) > 1 else "")
-                     + f", {fmt(get(child, 'minor_faults', 'p50'), 0)} page faults per run, CPU {pct((cpu or math.nan) - 1)} against "
-                     "onnxruntime's default"
-                     + (f", first run after the release {fmt(child.get('after_release_s'))} s" if "idle" in row.get("label", "") else ""))
-    text = ("**Memory against latency, in process** (allocator table): " + "; ".join(lines) + ". ")
-    if budget is not None and not math.isnan(budget):
-        both = [row["label"] for row in rows
-                if (num(get(row, "child", "private_mib")) or math.inf) <= budget
-                and (ratio(get(row, "child", "cpu", "p50"), base_cpu) or math.inf) <= 1 + LATENCY_SLACK]
-        fast = [row for row in rows if (ratio(get(row, "child", "cpu", "p50"), base_cpu) or math.inf) <= 1 + LATENCY_SLACK]
-        text += f"The memory target leaves each extra worker {fmt(budget)} MiB. "
-        if both:
-            text += "In process, " + ", ".join(both) + f" keep(s) a worker under that within {LATENCY_SLACK:.0%} of onnxruntime's default's CPU time. "
-        else:
-            text += (f"No allocator measured here keeps a worker under it within {LATENCY_SLACK:.0%} of the arena's CPU time: "
-                     "memory given back after a run is faulted in and zeroed again by the next run (the page-fault column), "
-                     "and without onnxruntime's arena its largest tensors come from fresh mappings on every run. "
-                     "The fast ones (" + ", ".join(row["label"] for row in fast) + ") keep their memory while requests come; "
-                     "only a release once the worker is idle keeps their speed under traffic and pays the faults once, on the first "
-                     "request after a quiet spell. ")
-    return [text]
-
-
 def targets(f: Figures) -> tuple[str, list[str]]:
     rows: list[list[str]] = []
     notes: list[str] = []
@@ -299,9 +260,6 @@ def targets(f: Figures) -> tuple[str, list[str]]:
     if good and measured[0] in good:
         default = measured[0]
         one, many = default.get("one", {}), default.get("many", {})
-        released = next((row.get("child", {}) for row in get(f.r, "sections", "allocator", "rows", default=[]) or []
-                         if row.get("variant") == "arena-idle-shrink-trim"), {})
-        after, steady = num(released.get("after_release_s")), num(get(released, "latency", "p50"))
         notes.append(
             f"**Memory.** With the default configuration one worker's tree is {fmt(get(one, 'memory', 'tree_pss_mib'))} MiB after "
             f"traffic and {default['workers']} workers' {fmt(get(many, 'memory', 'tree_pss_mib'))} MiB ({fx(default.get('ratio'))}); "
@@ -311,12 +269,7 @@ def targets(f: Figures) -> tuple[str, list[str]]:
             "memory pattern off); a worker idle for `RELEASE_MEMORY_IDLE_S` shrinks it and trims the heap, except one "
             "(`KEEP_MEMORY_WORKERS=1`) that keeps its buffers and, while idle, wins the race to accept the next connection. "
             "Back-to-back requests never give anything back, so steady latency is that of a never-released arena. "
-            + (f"The price: a request that lands on a worker that gave its memory back runs the model {fmt(after - steady)} s "
-               f"longer (in process: {fmt(after)} s against {fmt(steady)} s: page faults while the arena grows again); that "
-               "happens only when more requests arrive together than keepers are idle after a quiet spell. "
-               if after is not None and steady is not None else "")
         )
-    notes += allocator_notes(f, measured[0] if measured else None)
 
     ready, work, gap = f.ready_gap()
     rows.append([f"Time to ready within {READY_SLACK_S:.0f} s of imports + model loads + warm-up (2 workers)",
@@ -404,7 +357,7 @@ def render_markdown(results: dict, gpu: dict | None, chart_name: str, browser: d
       "(rembg 2.0.86's own server, one process, its defaults) on the same model file. Every server runs on a free "
       "loopback port and is stopped with SIGTERM.\n")
     busy = [name for name, data in (results.get("sections") or {}).items()
-            if (num(get(data, "_run", "background_busy")) or 0) > BUSY_SHARE]
+            if name in SECTIONS and (num(get(data, "_run", "background_busy")) or 0) > BUSY_SHARE]
     if busy:
         w(f"> **Other work shared the CPUs** before the section(s) {', '.join(busy)} (see the last table): their times are "
           "pessimistic. Re-run them on a quiet machine with `--sections " + ",".join(busy) + "`.\n")
@@ -562,29 +515,6 @@ def render_markdown(results: dict, gpu: dict | None, chart_name: str, browser: d
         w(table(["variant", "environment", "1 worker PSS (MiB)", "N workers PSS", "ratio", "worker private", "busy ratio", "steady p50 (s)", "vs best",
                  "worker CPU per request (s)", "cold penalty"], rows))
 
-    w("\n## In process: onnxruntime's allocator\n")
-    err_a = section_error(results, "allocator")
-    w(err_a or "")
-    rows = []
-    allocator_rows = get(results, "sections", "allocator", "rows", default=[]) or []
-    for row in allocator_rows:
-        child = row.get("child", {})
-        rows.append([row.get("label", ""), " ".join(f"{k}={v}" for k, v in (row.get("env") or {}).items()) or "–",
-                     fmt(child.get("first_run_s")), fmt(get(child, "latency", "p50")), fmt(get(child, "cpu", "p50")),
-                     fx(ratio(get(child, "cpu", "p50"), get(allocator_rows, 0, "child", "cpu", "p50"))),
-                     fmt(get(child, "minor_faults", "p50"), 0), fmt(child.get("private_mib")), fmt(child.get("private_busy_mib")),
-                     fmt(child.get("after_release_s")) if "idle" in row.get("label", "") else "–", fmt(child.get("peak_rss_mib"))])
-    if rows:
-        w("A parent builds the u2net session (the project's options: one thread) and forks a child, as gunicorn does; the "
-          "child runs the photo's tensor through it from a second thread, as a gthread worker does, and reports per run "
-          "the wall time, that thread's CPU time (less disturbed by other load on the machine than wall time) and its minor "
-          "page faults (each one a 4 KiB page, or a 2 MiB huge page, mapped and zeroed), then the memory it keeps "
-          "privately after the runs (and what is released when idle: then one more run, which grows it again) "
-          "(`bench/inproc.py allocator`).\n\n")
-        w(table(["allocator", "environment", "first run (s)", "run p50 (s)", "CPU p50 (s)", "CPU vs onnxruntime's default",
-                 "page faults per run", "child private after (MiB)", "child private while busy (MiB)", "first run after release (s)",
-                 "child peak RSS (MiB)"], rows))
-
     w("\n## In process: pre-optimised models\n")
     err_o = section_error(results, "preopt")
     w(err_o or "")
@@ -623,6 +553,8 @@ def render_markdown(results: dict, gpu: dict | None, chart_name: str, browser: d
       "other people's work.\n")
     rows = []
     for name, data in (results.get("sections") or {}).items():
+        if name not in SECTIONS:  # measured by an earlier version of the suite
+            continue
         run = data.get("_run", {})
         busy = num(run.get("background_busy"))
         rows.append([name, fmt(run.get("seconds"), 1), pct(busy), fmt((run.get("loadavg_before") or [None])[0], 2),

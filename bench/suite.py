@@ -14,8 +14,8 @@ gunicorn.conf.py), rembg's own server with `rembg s --no-ui` from its own virtua
 quiet machine: every figure is wall-clock time on two shared cores; the report records the load
 average around each section.
 
-Sections, in order: pipeline (the in-process floor), allocator and preopt (in-process memory
-experiments), compare (pilotlight preload, pilotlight lazy and rembg s side by side: start-up, cold
+Sections, in order: pipeline (the in-process floor), preopt (load time and memory of the
+pre-optimised models), compare (pilotlight preload, pilotlight lazy and rembg s side by side: start-up, cold
 penalty, steady latency, memory, shutdown), throughput (1 and 2 workers, latency under load,
 respawn), memory (1/2/4/8 workers, preload and lazy), variants (gc.freeze, arena, malloc settings
 at 1 and 4 workers), recycle (max_requests).
@@ -40,11 +40,8 @@ from pathlib import Path
 from app.config import Settings
 
 from . import peer
-from .common import DOCS, MODEL, RESULTS, ROOT, WORK, cutout_photo, median, model_home, portrait_photo, say, summary, write_json
+from .common import DOCS, MODEL, RESULTS, ROOT, SECTIONS, WORK, cutout_photo, median, model_home, portrait_photo, say, summary, write_json
 from .harness import Call, Server, closed_loop, must, sequential, serve_every_worker, wait_for
-
-SECTIONS = ("pipeline", "allocator", "preopt", "compare", "throughput", "memory", "variants", "recycle")
-
 
 @dataclass(frozen=True)
 class Plan:
@@ -54,7 +51,6 @@ class Plan:
     starts: int  # fresh starts per server in `compare` (medians across them)
     steady: int  # sequential requests after the first, per start
     inproc_runs: int
-    allocator_runs: int
     preopt_runs: int
     preopt_loads: int
     throughput_requests: int  # per worker count, after a warm-in
@@ -68,8 +64,8 @@ class Plan:
     @classmethod
     def make(cls, quick: bool) -> Plan:
         if quick:
-            return cls(True, 1, 5, 3, 3, 2, 1, 8, 1, (1, 2), 1, (1, 2), 3, 8)
-        return cls(False, 3, 30, 20, 10, 5, 3, 60, 3, (1, 2, 4, 8), 3, (1, 4), 10, 40)
+            return cls(True, 1, 5, 3, 2, 1, 8, 1, (1, 2), 1, (1, 2), 3, 8)
+        return cls(False, 3, 30, 20, 5, 3, 60, 3, (1, 2, 4, 8), 3, (1, 4), 10, 40)
 
 
 # -- the servers ----------------------------------------------------------------------------------
@@ -124,39 +120,6 @@ def run_inproc(args: list[str], env: dict[str, str] | None = None, timeout: floa
 
 def section_pipeline(plan: Plan, ctx: Context) -> dict:
     return run_inproc(["pipeline", "--runs", str(plan.inproc_runs)])
-
-
-# glibc, from the environment (read at process start, inherited by forked workers): allocations up
-# to 32 MiB come from the heap and freed memory stays there (no trimming by free()), so a run reuses
-# its own pages; malloc_trim(0) after the run gives them back once.
-HEAP_KEEP = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(2**31)}
-# glibc >= 2.35: madvise(MADV_HUGEPAGE) on malloc's memory (2 MiB pages where the kernel's THP mode is madvise)
-THP = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
-
-ALLOCATOR_RUNS = (
-    # (label, bench.inproc variant, environment); the first row is the baseline the others are compared with
-    (UPSTREAM_ALLOCATOR := "onnxruntime's default: arena per session, memory pattern on", "arena", {}),
-    ("arena per session, memory pattern off", "arena-nopattern", {}),
-    ("arena shrunk after each run", "arena-shrink", {}),
-    (DEFAULT_ALLOCATOR := "pilotlight's default: process-wide arena, memory pattern off, shrunk + malloc_trim when idle",
-     "arena-idle-shrink-trim", {}),
-    ("arena off", "no-arena", {}),
-    ("arena off + malloc_trim after each run", "no-arena-trim", {}),
-    ("arena off + malloc_trim after each run + transparent huge pages", "no-arena-trim", THP),
-    ("arena off, memory pattern off, heap kept, malloc_trim when idle", "no-arena-nopattern-idle-trim", {**HEAP_KEEP, "MALLOC_ARENA_MAX": "1"}),
-)
-QUICK_ALLOCATOR = (UPSTREAM_ALLOCATOR, DEFAULT_ALLOCATOR)
-
-
-def section_allocator(plan: Plan, ctx: Context) -> dict:
-    rows = []
-    for label, variant, env in ALLOCATOR_RUNS:
-        if plan.quick and label not in QUICK_ALLOCATOR:
-            continue
-        say(f"[allocator] {label}")
-        result = run_inproc(["allocator", "--variant", variant, "--runs", str(plan.allocator_runs)], env)
-        rows.append({"label": label, "env": env, **result})
-    return {"runs": plan.allocator_runs, "rows": rows}
 
 
 def section_preopt(plan: Plan, ctx: Context) -> dict:
@@ -392,7 +355,6 @@ class Context:
 
 RUNNERS: dict[str, Callable[[Plan, Context], dict]] = {
     "pipeline": section_pipeline,
-    "allocator": section_allocator,
     "preopt": section_preopt,
     "compare": section_compare,
     "throughput": section_throughput,
