@@ -37,7 +37,7 @@ from app.config import Settings
 from app.models.sessions import session_options, use_shared_arena
 
 from .common import MODEL, WORK, cutout_photo, model_home, portrait_photo, summary
-from .harness import private_kib, shared_kib, smaps_rollup
+from .harness import parse_server_timing, private_kib, shared_kib, smaps_rollup
 
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
@@ -113,12 +113,7 @@ def pipeline(runs: int, warmup: int) -> dict[str, object]:
         elapsed = time.perf_counter() - started
         if response.status_code != 200:
             raise RuntimeError(f"{path}: {response.status_code} {response.get_data(as_text=True)[:300]}")
-        stages = {}
-        for part in response.headers.get("Server-Timing", "").split(","):
-            name, _, duration = part.strip().partition(";dur=")
-            if duration:
-                stages[name] = float(duration) / 1000
-        return elapsed, timer.seconds, stages
+        return elapsed, timer.seconds, parse_server_timing(response.headers.get("Server-Timing", ""))
 
     result: dict[str, object] = {"runs": runs, "warmup": warmup}
     for key, path, photo, fields in (

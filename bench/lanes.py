@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import argparse
 import re
+import statistics
 import time
 from pathlib import Path
 
 from . import peer
 from .common import MODEL, RESULTS, ROOT, WORK, cutout_photo, portrait_photo, say, write_json
 from .harness import Call, Server, closed_loop, must, sequential
+from .report import get
+from .report import table as report_table
 
 REST_S = 2.0 + 2.0  # RELEASE_MEMORY_IDLE_S's default, plus the watchdog's periods
 
@@ -38,12 +41,12 @@ def measure(server: Server, cut: Call, idphoto: Call | None, *, steady: int, loo
         times = server.wait_started(ready_path="/readyz" if server.kind == "pilotlight" else None)
         first = must(cut.send(server.url), f"{server.name} first")
         lone = sequential(server, cut, steady)
-        result: dict = {**times, "first_s": first.seconds, "steady_s": _median([r.seconds for r in lone])}
+        result: dict = {**times, "first_s": first.seconds, "steady_s": statistics.median([r.seconds for r in lone])}
         result["cold_penalty"] = result["first_s"] / result["steady_s"]
         if idphoto is not None:
             first_id = must(idphoto.send(server.url), f"{server.name} first ID photo")
             lone_id = sequential(server, idphoto, steady)
-            result.update(idphoto_first_s=first_id.seconds, idphoto_steady_s=_median([r.seconds for r in lone_id]))
+            result.update(idphoto_first_s=first_id.seconds, idphoto_steady_s=statistics.median([r.seconds for r in lone_id]))
             result["idphoto_cold_penalty"] = result["idphoto_first_s"] / result["idphoto_steady_s"]
         result["two_clients"] = closed_loop(server, cut, clients=2, total=loop, max_seconds=600)
         time.sleep(0.5)
@@ -65,38 +68,26 @@ def _lanes(url: str) -> dict[str, float]:
     return {lane: float(value) for lane, value in re.findall(r'pilotlight_inference_lane_total\{lane="(\w+)"\} (\S+)', text)}
 
 
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+ROWS = (  # label, where in a server's results, format
+    ("ready (s)", ("ready_s",), "{:.2f}"),
+    ("first cut-out after ready (s)", ("first_s",), "{:.3f}"),
+    ("lone cut-out, steady median (s)", ("steady_s",), "{:.3f}"),
+    ("cold penalty (first / steady)", ("cold_penalty",), "{:.2f}"),
+    ("lone ID photo, steady median (s)", ("idphoto_steady_s",), "{:.3f}"),
+    ("ID photo cold penalty", ("idphoto_cold_penalty",), "{:.2f}"),
+    ("lone cut-out right after a 2-client burst (s)", ("lone_after_burst_s",), "{:.3f}"),
+    ("2 clients, throughput (req/s)", ("two_clients", "throughput_rps"), "{:.2f}"),
+    ("summed PSS right after traffic (MiB)", ("memory_busy", "tree_pss_mib"), "{:,.0f}"),
+    ("summed PSS at rest, 4 s later (MiB)", ("memory", "tree_pss_mib"), "{:,.0f}"),
+    ("private memory per worker at rest (MiB)", ("memory", "worker_private_mib"), "{:,.0f}"),
+)
 
 
 def table(results: dict[str, dict]) -> str:
     peer_ = results["rembg s"]
-    rows = [
-        ("ready (s)", "ready_s", "{:.2f}"),
-        ("first cut-out after ready (s)", "first_s", "{:.3f}"),
-        ("lone cut-out, steady median (s)", "steady_s", "{:.3f}"),
-        ("cold penalty (first / steady)", "cold_penalty", "{:.2f}"),
-        ("lone ID photo, steady median (s)", "idphoto_steady_s", "{:.3f}"),
-        ("ID photo cold penalty", "idphoto_cold_penalty", "{:.2f}"),
-        ("lone cut-out right after a 2-client burst (s)", "lone_after_burst_s", "{:.3f}"),
-    ]
-    names = list(results)
-    lines = ["| | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
-    for label, key, fmt in rows:
-        lines.append(f"| {label} | " + " | ".join(fmt.format(r[key]) if key in r else "-" for r in results.values()) + " |")
-    lines.append("| 2 clients, throughput (req/s) | " + " | ".join(
-        f"{r['two_clients']['throughput_rps']:.2f}" for r in results.values()) + " |")
-    lines.append("| summed PSS right after traffic (MiB) | " + " | ".join(
-        f"{r['memory_busy']['tree_pss_mib']:,.0f}" if "memory_busy" in r else "-" for r in results.values()) + " |")
-    lines.append("| summed PSS at rest, 4 s later (MiB) | " + " | ".join(
-        f"{r['memory']['tree_pss_mib']:,.0f}" for r in results.values()) + " |")
-    lines.append("| private memory per worker at rest (MiB) | " + " | ".join(
-        f"{r['memory'].get('worker_private_mib', float('nan')):,.0f}" if "worker_private_mib" in r["memory"] else "-"
-        for r in results.values()) + " |")
-    lines.append("| inferences by lane (wide / narrow) | " + " | ".join(
-        f"{r['lanes'].get('wide', 0):.0f} / {r['lanes'].get('narrow', 0):.0f}" if "lanes" in r else "-" for r in results.values()) + " |")
+    rows = [[label, *("-" if (value := get(r, *path)) is None else spec.format(value) for r in results.values())] for label, path, spec in ROWS]
+    rows.append(["inferences by lane (wide / narrow)", *(f"{r['lanes'].get('wide', 0):.0f} / {r['lanes'].get('narrow', 0):.0f}" if "lanes" in r else "-"
+                                                         for r in results.values())])
     ours, before = results["pilotlight"], results["pilotlight, LONE_REQUEST_THREADS=1"]
     ratios = [
         f"- lone cut-out, pilotlight / rembg s: **{ours['steady_s'] / peer_['steady_s']:.2f}x** "
@@ -108,7 +99,7 @@ def table(results: dict[str, dict]) -> str:
         f"{ours['memory'].get('worker_private_mib', 0) - before['memory'].get('worker_private_mib', 0):+.0f} MiB "
         "(the wide lane's weights are the shared pages of the pre-optimised data file)",
     ]
-    return "\n".join(lines) + "\n\n" + "\n".join(ratios) + "\n"
+    return report_table(["", *results], rows) + "\n" + "\n".join(ratios) + "\n"
 
 
 def section(saved: dict) -> str:

@@ -34,6 +34,7 @@ import numpy as np
 import requests
 from PIL import Image
 
+from .common import portrait_photo
 from .harness import Server
 
 ENDPOINTS = (
@@ -85,14 +86,6 @@ class LoadResult:
         )
 
 
-def photo_jpeg() -> bytes:
-    from skimage import data
-
-    buffer = io.BytesIO()
-    Image.fromarray(data.astronaut()).save(buffer, "JPEG", quality=92)
-    return buffer.getvalue()
-
-
 def _encoded(image: Image.Image, fmt: str, **options: object) -> bytes:
     buffer = io.BytesIO()
     image.save(buffer, fmt, **options)
@@ -141,7 +134,7 @@ def run_load(
     `plan(n)` gives request n (default: the astronaut, alternating ENDPOINTS); `first` is the
     number of the first request; `on_sample` gets the summed PSS (MiB) every half second."""
     if plan is None:
-        photo = photo_jpeg()
+        photo = portrait_photo().jpeg
 
         def plan(n: int) -> tuple[str, dict[str, str], tuple[str, bytes, str]]:
             path, fields = ENDPOINTS[n % len(ENDPOINTS)]

@@ -3,81 +3,35 @@
     .venv/bin/python -m bench.serve [--model u2net] [--workers 1 4] [--requests 20]
 
 For each worker count: run ./start.sh (venv and models already in place) on a free loopback port,
-time it to /readyz 200, send one request and then --requests more (one at a time), then load every
-worker, read the summed PSS of the process tree, and time a SIGTERM shutdown. Prints a table.
+time it to /readyz 200, send one request and then --requests more (one at a time), then have every
+worker serve a few concurrent requests, read the summed PSS of the process tree, and time a SIGTERM
+shutdown. Prints a table. (bench.suite measures the same, and more, for docs/BENCHMARKS.md.)
 """
 
 from __future__ import annotations
 
 import argparse
-import io
-import statistics
-import threading
 import time
 from pathlib import Path
 
-import numpy as np
-import requests
-from PIL import Image
-
-from .harness import ROOT, Server
+from .common import WORK, portrait_photo, summary
+from .harness import ROOT, Call, Server, must, sequential, serve_every_worker
+from .report import table
 
 
-def photo_jpeg() -> bytes:
-    """scikit-image's astronaut (512x512 real portrait) as a JPEG."""
-    from skimage import data
-
-    buffer = io.BytesIO()
-    Image.fromarray(data.astronaut()).save(buffer, "JPEG", quality=92)
-    return buffer.getvalue()
-
-
-def timed_post(server: Server, photo: bytes) -> float:
-    started = time.perf_counter()
-    response = requests.post(server.url + "/api/v1/remove-background", files={"image": ("p.jpg", photo, "image/jpeg")}, timeout=300)
-    elapsed = time.perf_counter() - started
-    if response.status_code != 200:
-        raise RuntimeError(f"request failed: {response.status_code} {response.text[:200]}")
-    return elapsed
-
-
-def load_every_worker(server: Server, photo: bytes, *, workers: int, rounds: int) -> None:
-    """`rounds` waves of `workers` concurrent requests, so each worker serves some (and its arena grows)."""
-    for _ in range(rounds):
-        threads = [threading.Thread(target=timed_post, args=(server, photo)) for _ in range(workers)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=600)
-
-
-def run(model: str, workers: int, requests_after: int, log_dir: Path) -> dict[str, float]:
-    photo = photo_jpeg()
-    server = Server(
-        env={"WORKERS": str(workers), "MODELS": f"{model},centerface", "SEGMENTATION_MODEL": model},
-        log_path=log_dir / f"serve-{model}-{workers}.log",
-        command=(str(ROOT / "start.sh"),),
-    ).start()
-    try:
-        ready = server.wait_ready(timeout=600)
-        first = timed_post(server, photo)
-        steady = [timed_post(server, photo) for _ in range(requests_after)]
-        load_every_worker(server, photo, workers=workers, rounds=3)
+def run(model: str, workers: int, requests_after: int, log_dir: Path) -> list[str]:
+    call = Call("remove-background", "/api/v1/remove-background", "image", portrait_photo().jpeg)
+    env = {"WORKERS": str(workers), "MODELS": f"{model},centerface", "SEGMENTATION_MODEL": model}
+    with Server(env, log_dir / f"serve-{model}-{workers}.log", [str(ROOT / "start.sh")], f"serve-{workers}") as server:
+        ready = server.wait_started(timeout=600)["ready_s"]
+        first = must(call.send(server.url), "first request").seconds
+        steady = summary([reply.seconds for reply in sequential(server, call, requests_after)])
+        serve_every_worker(server, call, workers=workers, per_worker=3, max_waves=12)
         time.sleep(0.5)
         pss_mib = server.tree_pss_kib() / 1024
-    finally:
-        shutdown = server.stop(timeout=60)
-    median = statistics.median(steady)
-    return {
-        "workers": workers,
-        "ready_s": ready,
-        "first_s": first,
-        "median_s": median,
-        "p90_s": float(np.percentile(steady, 90)),
-        "cold_penalty": first / median,
-        "pss_mib": pss_mib,
-        "shutdown_s": shutdown,
-    }
+        shutdown = server.stop()
+    return [str(workers), f"{ready:.2f}", f"{first:.3f}", f"{steady['p50']:.3f}", f"{steady['p90']:.3f}", f"{first / steady['p50']:.2f}",
+            f"{pss_mib:.0f}", f"{shutdown:.2f}"]
 
 
 def main() -> None:
@@ -85,19 +39,12 @@ def main() -> None:
     parser.add_argument("--model", default="u2net")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--requests", type=int, default=20)
-    parser.add_argument("--logs", type=Path, default=Path("/tmp/pilotlight-bench"))
+    parser.add_argument("--logs", type=Path, default=WORK)
     args = parser.parse_args()
-    args.logs.mkdir(parents=True, exist_ok=True)
     rows = [run(args.model, workers, args.requests, args.logs) for workers in args.workers]
     print(f"model {args.model}, photo 512x512 astronaut JPEG, {args.requests} sequential requests after the first")  # noqa: T201
-    header = ("workers", "start.sh->ready s", "first s", f"median of next {args.requests} s", "p90 s", "cold penalty", "tree PSS MiB", "SIGTERM s")
-    print("| " + " | ".join(header) + " |")  # noqa: T201
-    print("|" + "---|" * len(header))  # noqa: T201
-    for row in rows:
-        print(  # noqa: T201
-            f"| {row['workers']} | {row['ready_s']:.2f} | {row['first_s']:.3f} | {row['median_s']:.3f} | "
-            f"{row['p90_s']:.3f} | {row['cold_penalty']:.2f} | {row['pss_mib']:.0f} | {row['shutdown_s']:.2f} |"
-        )
+    print(table(["workers", "start.sh->ready s", "first s", f"median of next {args.requests} s", "p90 s", "cold penalty",  # noqa: T201
+                 "tree PSS MiB", "SIGTERM s"], rows))
 
 
 if __name__ == "__main__":

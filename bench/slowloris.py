@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import requests
 
+from .common import portrait_photo
 from .harness import ROOT, Server
 
 HOSTILE = "127.0.0.2"
@@ -422,15 +423,6 @@ def good_client(url: str, photo: bytes, *, seconds: float, timeout: float = 10.0
     return result
 
 
-def photo_jpeg() -> bytes:
-    from PIL import Image
-    from skimage import data
-
-    buffer = io.BytesIO()
-    Image.fromarray(data.astronaut()).save(buffer, "JPEG", quality=92)
-    return buffer.getvalue()
-
-
 def run_scenario(server: Server, kind: str, *, connections: int, seconds: float, photo: bytes) -> tuple[GoodResult, Attack]:
     count = connections if kind != "flood" else 0
     with Attack(kind, server.port, count, seconds=seconds + 30) as attack:
@@ -490,7 +482,7 @@ def main() -> None:
     args = parser.parse_args()
     env = {"WORKERS": str(args.workers), "MODELS": "u2netp,centerface", "SEGMENTATION_MODEL": "u2netp", "WARMUP_REQUESTS": "1"}
     env.update(item.split("=", 1) for item in args.env)
-    photo = photo_jpeg()
+    photo = portrait_photo().jpeg
     print(f"server from {args.root}; {args.workers} workers; {args.connections} hostile connections from {HOSTILE}; "  # noqa: T201
           f"{args.seconds:g} s per scenario; good client timeout 10 s")
     for kind in args.scenario or ([] if args.memory or args.reader_memory else SCENARIOS):  # memory alone: only that figure
