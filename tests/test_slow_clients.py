@@ -19,6 +19,7 @@ import requests
 
 from app.config import ConfigError, Settings
 from app.serving.intake import BufferedUnreader, IntakeLimits, Rejected, RequestBuffer
+from bench.harness import Server
 from bench.slowloris import (
     Attack,
     closed_by_server,
@@ -31,7 +32,6 @@ from bench.slowloris import (
     trickle_read,
 )
 from tests.conftest import RunningServer
-from bench.harness import Server
 
 CUTOUT = "/api/v1/remove-background"
 LIMITS = IntakeLimits(header_timeout=10, min_body_rate=1024, max_body_bytes=1000)
@@ -155,6 +155,23 @@ def server(running_server: RunningServer) -> Iterator[Server]:
         yield server
 
 
+def trickle(sock: socket.socket, piece: bytes, *, every: float, seconds: float) -> tuple[bool, bytes]:
+    """Send `piece` every `every` s until the server closes the connection, at most `seconds`:
+    (closed by the server, what it answered)."""
+    deadline = time.monotonic() + seconds
+    answer, gone = b"", False
+    while time.monotonic() < deadline and not gone:
+        gone, data = closed_by_server(sock)
+        answer += data
+        if not gone:
+            try:
+                sock.send(piece)
+            except OSError:  # reset: the server closed it
+                return True, answer
+            time.sleep(every)
+    return gone, answer
+
+
 def limit_count(server: Server, reason: str) -> float:
     text = server.get("/metrics", timeout=20).text
     match = re.search(rf'^pilotlight_client_limits_total\{{reason="{reason}"\}} (\S+)$', text, re.MULTILINE)
@@ -180,14 +197,7 @@ def test_the_header_deadline_closes_a_slow_connection_and_is_counted(server: Ser
     sock = hostile_socket(server.port)
     try:
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHo")
-        deadline = time.monotonic() + 15
-        answer, gone = b"", False
-        while time.monotonic() < deadline and not gone:
-            gone, data = closed_by_server(sock)
-            answer += data
-            if not gone:
-                sock.send(b"s")  # still trickling
-                time.sleep(0.25)
+        gone, answer = trickle(sock, b"s", every=0.25, seconds=15)  # still trickling
     finally:
         sock.close()
     assert gone, "the server kept a connection whose headers took longer than HEADER_TIMEOUT"
@@ -202,17 +212,7 @@ def test_a_slow_body_is_closed_and_counted(server: Server) -> None:
     sock = hostile_socket(server.port)
     try:
         sock.sendall(b"POST " + CUTOUT.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n--b")
-        deadline = time.monotonic() + 20
-        answer, gone = b"", False
-        while time.monotonic() < deadline and not gone:
-            gone, data = closed_by_server(sock)
-            answer += data
-            if not gone:
-                try:
-                    sock.send(b"abcd")
-                except OSError:
-                    break
-                time.sleep(1.0)
+        _, answer = trickle(sock, b"abcd", every=1.0, seconds=20)
     finally:
         sock.close()
     assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
