@@ -23,6 +23,7 @@ import argparse
 import io
 import json
 import multiprocessing
+import re
 import socket
 import threading
 import time
@@ -163,6 +164,13 @@ def content_length(head: bytes) -> int:
         if name.strip().lower() == b"content-length":
             return int(value.strip())
     return -1
+
+
+def limit_count(server: Server, reason: str) -> float:
+    """pilotlight_client_limits_total{reason=...} from /metrics: connections the intake turned away."""
+    text = server.get("/metrics", timeout=20).text
+    match = re.search(rf'^pilotlight_client_limits_total\{{reason="{reason}"\}} (\S+)$', text, re.MULTILINE)
+    return float(match.group(1)) if match else 0.0
 
 
 def closed_by_server(sock: socket.socket) -> tuple[bool, bytes]:

@@ -7,7 +7,6 @@ cut-outs must all be answered. Every loop and wait is bounded; nothing asserts a
 
 from __future__ import annotations
 
-import re
 import socket
 import threading
 import time
@@ -27,6 +26,7 @@ from bench.slowloris import (
     cutout_request,
     good_client,
     hostile_socket,
+    limit_count,
     big_photo,
     open_readers,
     trickle_read,
@@ -170,12 +170,6 @@ def trickle(sock: socket.socket, piece: bytes, *, every: float, seconds: float) 
                 return True, answer
             time.sleep(every)
     return gone, answer
-
-
-def limit_count(server: Server, reason: str) -> float:
-    text = server.get("/metrics", timeout=20).text
-    match = re.search(rf'^pilotlight_client_limits_total\{{reason="{reason}"\}} (\S+)$', text, re.MULTILINE)
-    return float(match.group(1)) if match else 0.0
 
 
 @pytest.mark.server

@@ -12,7 +12,6 @@ client on 127.0.0.1 is served. That the limit drops a slow reader is in tests/te
 from __future__ import annotations
 
 import io
-import re
 import socket
 import time
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from bench.slowloris import (
     content_length,
     cutout_request,
     good_client,
+    limit_count,
     big_photo,
     open_readers,
     read_head,
@@ -112,12 +112,6 @@ def read_answer(sock: socket.socket, *, timeout: float = 60.0) -> tuple[bytes, b
             break
         body += piece
     return head, body
-
-
-def limit_count(server: Server, reason: str) -> float:
-    text = server.get("/metrics", timeout=20).text
-    match = re.search(rf'^pilotlight_client_limits_total\{{reason="{reason}"\}} (\S+)$', text, re.MULTILINE)
-    return float(match.group(1)) if match else 0.0
 
 
 @pytest.mark.server
