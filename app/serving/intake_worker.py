@@ -80,6 +80,7 @@ class IntakeConn(TConn):
     address = ""
     intake: RequestBuffer | None = None
     linger_until = 0.0
+    counted = False  # in MAX_CONNECTIONS_PER_IP's count for its address
     sink: ResponseSink | None = None  # the answer being rendered by a pool thread
     out: PendingResponse | None = None  # the answer being sent by the event loop
     out_future: futures.Future | None = None  # the pool thread's result: keep the connection alive or not
@@ -180,6 +181,7 @@ class IntakeThreadWorker(ThreadWorker):
         conn = IntakeConn(self.cfg, client_sock, client_addr, listener.getsockname())
         conn.address = address
         self.per_ip[address] += 1
+        conn.counted = True
         conn._on_close = self._closed
         self.enqueue_req(conn)
         return True
@@ -187,6 +189,13 @@ class IntakeThreadWorker(ThreadWorker):
     def _closed(self, conn: IntakeConn) -> None:
         self.reading.discard(conn)
         self.writing.discard(conn)
+        self._uncount(conn)
+
+    def _uncount(self, conn: IntakeConn) -> None:
+        """Take `conn` out of its address's MAX_CONNECTIONS_PER_IP count (once)."""
+        if not conn.counted:
+            return
+        conn.counted = False
         left = self.per_ip[conn.address] - 1
         if left > 0:
             self.per_ip[conn.address] = left
@@ -307,7 +316,10 @@ class IntakeThreadWorker(ThreadWorker):
 
     def _linger(self, conn: IntakeConn) -> None:
         """Close gracefully without blocking: send FIN, then read and drop what the client still
-        sends for LINGER_S (so that it sees the answer rather than a reset), then close."""
+        sends for LINGER_S (so that it sees the answer rather than a reset), then close. The client
+        has its answer: the connection no longer counts against its address's cap (a client that
+        keeps its socket open after `Connection: close` would otherwise be refused for LINGER_S)."""
+        self._uncount(conn)
         try:
             conn.sock.shutdown(socket.SHUT_WR)
         except OSError:
