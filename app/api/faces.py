@@ -101,19 +101,6 @@ def _swapper(service: Service) -> tuple[str, Swapper]:
 # -- form fields ---------------------------------------------------------------------------------
 
 
-def _threshold() -> float:
-    value = forms.text("threshold")
-    if value is None:
-        return SAME_PERSON_THRESHOLD
-    try:
-        number = float(value)
-    except ValueError:
-        raise bad_request("invalid_field", f"threshold must be a number, not {value!r}.") from None
-    if not -1.0 <= number <= 1.0:
-        raise bad_request("invalid_field", f"threshold must be between -1 and 1, not {number}.")
-    return number
-
-
 def _embedding_field(name: str, *, size: int) -> np.ndarray | None:
     value = forms.text(name)
     if value is None:
@@ -182,7 +169,7 @@ def compare() -> Response:
     timings = Timings()
     first = forms.image_bytes("image1")
     second = forms.image_bytes("image2")
-    threshold = _threshold()
+    threshold = forms.decimal("threshold", SAME_PERSON_THRESHOLD, low=-1.0, high=1.0)
     service.require_ready()
     detector_name, detector = _detector(service)
     arcface_name, arcface = _arcface(service, "Face comparison")

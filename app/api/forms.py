@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from typing import TypeVar
 
 from flask import Response, jsonify, request
 
@@ -13,6 +14,7 @@ from ..timings import Timings
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
+N = TypeVar("N", int, float)
 
 
 def require_multipart() -> None:
@@ -57,15 +59,23 @@ def boolean(name: str, default: bool = False) -> bool:
 
 
 def integer(name: str, default: int, *, low: int, high: int) -> int:
+    return _number(name, default, low=low, high=high, kind=int, words="a whole number")
+
+
+def decimal(name: str, default: float, *, low: float, high: float) -> float:
+    return _number(name, default, low=low, high=high, kind=float, words="a number")
+
+
+def _number(name: str, default: N, *, low: N, high: N, kind: type[N], words: str) -> N:
     value = text(name)
     if value is None:
         return default
     try:
-        number = int(value)
+        number = kind(value)
     except ValueError:
-        raise bad_request("invalid_field", f"{name} must be a whole number, not {value!r}.") from None
+        raise bad_request("invalid_field", f"{name} must be {words}, not {value!r}.") from None
     if not low <= number <= high:
-        raise bad_request("invalid_field", f"{name} must be between {low} and {high}, not {number}.")
+        raise bad_request("invalid_field", f"{name} must be between {low:g} and {high:g}, not {number:g}.")
     return number
 
 
