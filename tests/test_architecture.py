@@ -34,10 +34,13 @@ def modules() -> dict[str, Path]:
 
 
 def layer_of(module: str) -> int:
-    for index, (_, prefixes) in enumerate(LAYERS):
-        if any(module == prefix or module.startswith(prefix + ".") for prefix in prefixes):
-            return index
-    raise AssertionError(f"{module} is in no layer: add it to LAYERS and docs/architecture.md")
+    """The layer of the longest prefix that holds `module` (so app.serving.hooks is serving, not
+    web's catch-all `app`)."""
+    found = [(len(prefix), index) for index, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes
+             if module == prefix or module.startswith(prefix + ".")]
+    if not found:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS and docs/architecture.md")
+    return max(found)[1]
 
 
 def imports(module: str, path: Path, known: dict[str, Path]) -> set[str]:
@@ -108,3 +111,9 @@ def test_the_rules_catch_a_violation(tmp_path: Path) -> None:
     known = {**modules(), "app.imaging.probe": source}
     found = imports("app.imaging.probe", source, known)
     assert "app.serving.hooks" in found and layer_of("app.serving.hooks") > layer_of("app.imaging.probe")
+
+
+def test_each_module_is_in_the_layer_its_longest_prefix_names() -> None:
+    assert LAYERS[layer_of("app.serving.hooks")][0] == "serving"
+    assert LAYERS[layer_of("app.models.manifest")][0] == "core"
+    assert LAYERS[layer_of("app.api.faces")][0] == "web" and LAYERS[layer_of("app")][0] == "web"
