@@ -172,23 +172,17 @@ class Service:
         heartbeat: Callable[[], None] | None = None,
         keep_going: Callable[[], bool] | None = None,
     ) -> float:
-        """Run WARMUP_REQUESTS passes of every warm-up request through the app (app/warmup.py), on
-        each lane in turn; returns the seconds taken and marks this process warm. `keep_going` is
-        asked between passes (a worker told to stop stops warming); `heartbeat` runs after each pass."""
+        """Run WARMUP_REQUESTS passes of every warm-up request through the app (app/warmup.py);
+        returns the seconds taken and marks this process warm. `keep_going` is asked between passes
+        (a worker told to stop stops warming); `heartbeat` runs after each pass."""
         started = time.perf_counter()
         passes = self.settings.warmup_requests
-        lanes = (sessions.NARROW, sessions.WIDE) if sessions.wide_lanes_open() else (sessions.NARROW,)
-        # Pass k runs on lanes[k % 2]: the first pass pays the narrow sessions' first runs and every
-        # code path's, the second the wide sessions' (a second narrow pass would only repeat runs
-        # that are warm already), so the wide lane costs start-up no extra pass.
-        for index in range(passes):
-            if keep_going is not None and not keep_going():
-                break
-            with sessions.forced_lane(lanes[index % len(lanes)]):
-                warmup.run(self, passes=1, heartbeat=heartbeat)
-        if 0 < passes < len(lanes):
-            # one pass and two lanes: each model runs once on its wide lane (not whole requests: at
-            # start-up every worker warms at once, and wide requests on all of them oversubscribe)
+        with sessions.forced_lane(sessions.NARROW):
+            warmup.run(self, passes=passes, heartbeat=heartbeat, keep_going=keep_going)
+        if passes and sessions.wide_lanes_open():
+            # the requests' code paths are warm now; each wide session still pays its first run,
+            # so every model runs once more on its wide lane (not whole requests: at start-up every
+            # worker warms at once, and whole wide requests on all of them oversubscribe the cores)
             with sessions.forced_lane(sessions.WIDE):
                 for entry in self.registry.loaded():
                     entry.model.warmup()

@@ -78,17 +78,6 @@ def test_a_lone_request_takes_the_wide_lane_and_a_concurrent_one_the_narrow(
         assert (wide, narrow) == (3.0, 1.0)  # warm-up not counted
 
 
-def test_two_warm_up_passes_run_one_on_each_lane(running_server: RunningServer) -> None:
-    """The second pass pays the wide sessions' first runs instead of repeating the narrow ones; with
-    one pass, the wide sessions get one model run each, outside the gate (so not counted here)."""
-    with running_server(WORKERS="1", LONE_REQUEST_THREADS="2", WARMUP_REQUESTS="2") as server:
-        taken = server.get("/readyz").json()["worker"]["lanes"]["taken"]
-        assert taken["narrow"] > 0 and taken["wide"] == taken["narrow"], taken
-    with running_server(WORKERS="1", LONE_REQUEST_THREADS="2", WARMUP_REQUESTS="1") as server:
-        taken = server.get("/readyz").json()["worker"]["lanes"]["taken"]
-        assert taken["narrow"] > 0 and taken["wide"] == 0, taken
-
-
 def test_one_thread_means_no_wide_session(running_server: RunningServer, astronaut_jpeg: bytes) -> None:
     with running_server(WORKERS="1", LONE_REQUEST_THREADS="1") as server:
         assert server.get("/readyz").json()["worker"]["lanes"]["wide_threads"] == 0
