@@ -15,11 +15,12 @@ import dataclasses
 import itertools
 import re
 import tomllib
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from app.specs import DATA_DIR, SOURCES, SPECS, TABLE
+from app.specs import DATA_DIR, SOURCES, SPECS, TABLE, SpecTable, load_table
 from app.specs.loader import FILE_UNITS, RULE_NAMES
 
 LABELS = ("id", "name", "source")  # PhotoSpec.to_dict() keys that only label a spec
@@ -42,10 +43,10 @@ def _number_in(number: str, quote: str) -> bool:
     return re.search(rf"(?<![\d.,/]){re.escape(number)}(?![\d/]|[.,]\d)", quote) is not None
 
 
-def _claims() -> list[tuple[str, str, str, str]]:
+def _claims(table: SpecTable) -> list[tuple[str, str, str, str]]:
     """(where, number as written, unit, source key) for every number the data gives."""
     claims: list[tuple[str, str, str, str]] = []
-    for spec_id, entry in TABLE.entries.items():
+    for spec_id, entry in table.entries.items():
         for rule in RULE_NAMES:
             band = entry.get(rule)
             if band is None:
@@ -67,38 +68,86 @@ def _claims() -> list[tuple[str, str, str, str]]:
     return claims
 
 
-def _used_sources() -> set[str]:
+def _unused_sources(table: SpecTable) -> list[str]:
     used: set[str] = set()
-    for entry in TABLE.entries.values():
+    for entry in table.entries.values():
         used.update(entry[key] for key in ("size_source", "file_source") if key in entry)
         if "pose" in entry:
             used.add(entry["pose"]["source"])
         for rule in RULE_NAMES:
             band = entry.get(rule, {})
             used.update(band[key] for key in ("source", "low_source", "high_source") if key in band)
-    return used
+    return sorted(set(table.sources) - used)
+
+
+def _unquoted(table: SpecTable) -> list[str]:
+    """Each number whose source's quote does not give it, or does not name its unit."""
+    wrong = []
+    for where, number, unit, key in _claims(table):
+        quote = table.sources[key].quote
+        if not _number_in(number, quote):
+            wrong.append(f"{where}: {number} {unit} is not in sources.{key}: {quote!r}")
+        elif not re.search(UNIT_WORDS[unit], quote):
+            wrong.append(f"{where}: sources.{key} does not name the unit {unit!r}: {quote!r}")
+    return wrong
 
 
 def test_every_source_is_used_by_a_spec() -> None:
-    unused = sorted(set(SOURCES) - _used_sources())
+    unused = _unused_sources(TABLE)
     assert not unused, "sources no spec uses (their words are in no rule):\n" + "\n".join(
         f"{TABLE.files[key]}: sources.{key}: {SOURCES[key].quote!r}" for key in unused
     )
 
 
 def test_every_number_stands_in_its_quote_with_its_unit() -> None:
-    claims = _claims()
+    claims = _claims(TABLE)
     assert len(claims) > 150  # every band end and file rule of 40 specs
-    assert {unit for _, _, unit, _ in claims} == {"mm", "cm", "in", "%", "px", "KB", "MB"}
-    assert set(FILE_UNITS) >= {"KB", "MB"}
-    wrong = []
-    for where, number, unit, key in claims:
-        quote = SOURCES[key].quote
-        if not _number_in(number, quote):
-            wrong.append(f"{where}: {number} {unit} is not in sources.{key}: {quote!r}")
-        elif not re.search(UNIT_WORDS[unit], quote):
-            wrong.append(f"{where}: sources.{key} does not name the unit {unit!r}: {quote!r}")
+    assert {unit for _, _, unit, _ in claims} == {"mm", "cm", "in", "%", "px", *FILE_UNITS} - {"kB"}
+    wrong = _unquoted(TABLE)
     assert not wrong, "numbers their quotes do not give:\n" + "\n".join(wrong)
+
+
+def test_the_checks_catch_an_unused_source_and_a_number_the_quote_lacks(tmp_path: Path) -> None:
+    (tmp_path / "xx.toml").write_text(
+        """
+[sources.head]
+title = "Authority"
+url = "https://example.org"
+quote = "between 32 and 36 mm"
+[sources.size]
+title = "Authority"
+url = "https://example.org"
+quote = "45 mm x 35 mm"
+[sources.spare]
+title = "Authority"
+url = "https://example.org"
+quote = "the eyes 20-30 mm above the bottom edge"
+[sources.eyes]
+title = "Authority"
+url = "https://example.org"
+quote = "the eye line between 20 and 30 from the bottom"
+[specs.x]
+name = "X"
+country = "DE"
+width = "35 mm"
+height = "45 mm"
+dpi = 300
+size_source = "size"
+backgrounds = ["white"]
+citation = "Authority"
+head_height = { low = "31 mm", high = "36 mm", source = "head" }
+eye_line = { low = "20 mm", high = "30 mm", source = "eyes" }
+""",
+        encoding="utf-8",
+    )
+    (tmp_path / "order.toml").write_text('specs = ["x"]\n')
+    table = load_table(tmp_path)
+    assert _unused_sources(table) == ["spare"]
+    assert _unquoted(table) == [
+        "x.head_height.low: 31 mm is not in sources.head: 'between 32 and 36 mm'",
+        "x.eye_line.low: sources.eyes does not name the unit 'mm': 'the eye line between 20 and 30 from the bottom'",
+        "x.eye_line.high: sources.eyes does not name the unit 'mm': 'the eye line between 20 and 30 from the bottom'",
+    ]
 
 
 @pytest.mark.parametrize(

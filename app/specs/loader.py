@@ -275,14 +275,9 @@ def _band(where: str, rule: str, table: dict[str, Any], frame: _Frame, sources: 
         for end in ("low", "high")
         if f"{end}_source" in table
     }
+    source = _ref(f"{where}.source", table["source"], sources)
     try:
-        return Band(
-            ends.get("low"),
-            ends.get("high"),
-            _ref(f"{where}.source", table["source"], sources),
-            note=table.get("note", ""),
-            **extra,
-        )
+        return Band(ends.get("low"), ends.get("high"), source, note=table.get("note", ""), **extra)
     except ValueError as error:
         raise SpecDataError(f"{where}: {error}") from None
 
@@ -336,6 +331,7 @@ def _spec(spec_id: str, file: str, table: dict[str, Any], sources: dict[str, Sou
         "max_kb": None if "max_file_size" not in table else _kb(f"{where}.max_file_size", table["max_file_size"]),
         "file_source": _ref(f"{where}.file_source", table["file_source"], sources) if "file_source" in table else None,
     }
+    size_source = _ref(f"{where}.size_source", table["size_source"], sources)
     try:
         rules = Rules(**bands, crown=table.get("crown", "unstated"), **pose)  # type: ignore[arg-type]
         eye = rules.eye_line
@@ -353,11 +349,11 @@ def _spec(spec_id: str, file: str, table: dict[str, Any], sources: dict[str, Sou
             backgrounds=tuple(table["backgrounds"]),
             source=table["citation"],
             rules=rules,
-            size_source=_ref(f"{where}.size_source", table["size_source"], sources),
+            size_source=size_source,
             **file_rules,  # type: ignore[arg-type]
         )
-    except (ValueError, TypeError) as error:
-        raise SpecDataError(f"{where}: {error}") from None
+    except (ValueError, TypeError) as error:  # PhotoSpec's own messages start with the id
+        raise SpecDataError(f"{where}: {str(error).removeprefix(f'{spec_id}: ')}") from None
 
 
 def _fractions(band: Band, height_mm: float) -> tuple[float, float]:
