@@ -71,7 +71,7 @@ _COUNTRY_RE = re.compile(r"[A-Z]{2}|INT")
 DEFAULT_PREFIX = "pilotlight default:"
 # The address of a rule that is ours and has no authority page behind it (trade conventions,
 # custom sizes). Every other Source has an http(s) address.
-PILOTLIGHT_URL = "pilotlight:app/specs.py"
+PILOTLIGHT_URL = "pilotlight:app/specs/data"
 CROWN_MEANINGS = ("hair", "skull", "unstated")
 
 
