@@ -72,7 +72,6 @@ class LoadedModel:
             "role": self.spec.role.value,
             "provider": self.provider,
             "load_seconds": round(self.load_seconds, 4),
-            "file": self.spec.filename,
         }
 
 
