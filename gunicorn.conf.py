@@ -26,8 +26,9 @@ backlog = 2048  # alone: connections wait here while the workers warm up
 workers = settings.workers
 # gthread: one thread runs the worker's inference (app/serving/admission.py), QUEUE_DEPTH wait for
 # it, one more answers probes and turns the next request away with a fast 503. nginx hands over
-# whole requests only, so no thread ever waits on a slow client.
-worker_class = "gthread"
+# whole requests only, so no thread ever waits on a slow client. The subclass retires a stopping
+# worker's own socket without losing what nginx already sent it (app/serving/worker.py).
+worker_class = "app.serving.worker.Worker"
 threads = settings.worker_threads
 timeout = settings.timeout
 graceful_timeout = settings.graceful_timeout

@@ -115,6 +115,7 @@ class Settings:
     max_connections_per_ip: int = 16  # requests in progress per client address (nginx limit_conn; 0: no limit)
     worker_connections: int = 16384  # connections nginx holds open at once, idle and kept-alive included
     trusted_proxies: tuple[str, ...] = ()  # addresses whose X-Forwarded-For names the client (nginx set_real_ip_from)
+    max_matting_px: int | None = None  # unknown pixels alpha matting may solve for; None: what half of TIMEOUT allows
     api_keys: tuple[str, ...] = field(default=(), repr=False)  # empty: /api/v1 is open (app/auth.py)
     metrics_need_key: bool = False  # with API_KEYS: GET /metrics needs a key too
 
@@ -197,6 +198,7 @@ class Settings:
             max_connections_per_ip=reader.integer("MAX_CONNECTIONS_PER_IP", defaults.max_connections_per_ip, low=0, high=100_000),
             worker_connections=reader.integer("WORKER_CONNECTIONS", defaults.worker_connections, low=64, high=1_000_000),
             trusted_proxies=reader.networks("TRUSTED_PROXIES"),
+            max_matting_px=reader.optional_integer("MAX_MATTING_PIXELS", low=1000, high=100_000_000),
             api_keys=reader.api_keys("API_KEYS"),
             metrics_need_key=reader.boolean("METRICS_NEED_KEY", defaults.metrics_need_key),
         )

@@ -27,7 +27,7 @@ def test_a_worker_takes_the_lowest_free_slot_and_a_replacement_the_dead_ones() -
 
     from app.serving import hooks
 
-    server = SimpleNamespace(WORKERS={})
+    server = SimpleNamespace(WORKERS={}, cfg=SimpleNamespace(workers=3))
     workers = [SimpleNamespace() for _ in range(3)]
     try:
         for pid, worker in enumerate(workers, 100):
@@ -40,6 +40,20 @@ def test_a_worker_takes_the_lowest_free_slot_and_a_replacement_the_dead_ones() -
         assert replacement.slot == 0 and hooks.slot_of(replacement) == 0  # type: ignore[arg-type]
     finally:
         gc.unfreeze()
+
+
+def test_one_worker_is_recycled_at_a_time() -> None:
+    """MAX_REQUESTS: a worker past it retires only with the recycling turn, which its warm
+    replacement (the same slot) gives back."""
+    from app.serving.worker import RecyclingTurn
+
+    turn = RecyclingTurn()
+    assert turn.take(0) and turn.take(0)  # slot 0 holds it
+    assert not turn.take(1)  # slot 1 serves on
+    turn.done(1)  # not the holder: nothing changes
+    assert not turn.take(1)
+    turn.done(0)  # slot 0's replacement is warm
+    assert turn.take(1)
 
 
 def test_inferring_workers_count_and_drop_the_dead() -> None:

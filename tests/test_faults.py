@@ -145,7 +145,8 @@ def test_worker_recycling_under_load_fails_no_request(running_server: RunningSer
 
 
 def test_a_request_past_timeout_replaces_its_worker(running_server: RunningServer, astronaut_jpeg: bytes, big_photo: bytes) -> None:
-    with running_server(WORKERS="2", TIMEOUT="5") as server:
+    # MAX_MATTING_PIXELS: let a matting run that TIMEOUT's own budget would refuse (a slower machine than measured)
+    with running_server(WORKERS="2", TIMEOUT="5", MAX_MATTING_PIXELS="5000000") as server:
         result: list[object] = []
         started = time.monotonic()
         thread = slow_request(server, big_photo, result)

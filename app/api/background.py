@@ -46,7 +46,7 @@ def remove_background() -> Response:
             foreground_threshold=forms.integer("alpha_matting_foreground_threshold", 240, low=0, high=255),
             background_threshold=forms.integer("alpha_matting_background_threshold", 10, low=0, high=255),
             erode_size=forms.integer("alpha_matting_erode_size", 10, low=0, high=100),
-            max_unknown_px=matting_budget(settings.timeout),
+            max_unknown_px=matting_budget(settings.timeout, configured=settings.max_matting_px),
         )
     service.require_ready()
     loaded = service.registry.names(Role.SEGMENTATION)

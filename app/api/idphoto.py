@@ -104,7 +104,8 @@ def _options(spec: PhotoSpec) -> IdPhotoOptions:
         dpi=forms.integer("dpi", spec.dpi, low=MIN_DPI, high=MAX_DPI) if forms.text("dpi") else None,
         max_kb=max_kb,
         face=face,  # type: ignore[arg-type]
-        alpha_matting=AlphaMatting(max_unknown_px=matting_budget(current_service().settings.timeout))
+        alpha_matting=AlphaMatting(max_unknown_px=matting_budget(current_service().settings.timeout,
+                                                                  configured=current_service().settings.max_matting_px))
         if forms.boolean("alpha_matting") else None,
     )
 

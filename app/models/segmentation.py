@@ -45,9 +45,12 @@ class AlphaMatting:
 MATTING_SECONDS_PER_UNKNOWN_PX = 1.2e-4
 
 
-def matting_budget(timeout_s: float) -> int:
-    """Unknown pixels the matting solver may take on so that it ends within half of `timeout_s`
-    (TIMEOUT) at the slowest rate measured: a client's thresholds never get its worker ended."""
+def matting_budget(timeout_s: float, *, configured: int | None = None) -> int:
+    """Unknown pixels the matting solver may take on: `configured` (MAX_MATTING_PIXELS) when set,
+    else what ends within half of `timeout_s` (TIMEOUT) at the slowest rate measured, so that a
+    client's thresholds never get its worker ended."""
+    if configured is not None:
+        return configured
     return int(0.5 * timeout_s / MATTING_SECONDS_PER_UNKNOWN_PX)
 
 

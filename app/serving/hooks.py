@@ -30,6 +30,7 @@ from ..service import Service
 from . import watchdog
 from .admission import InferenceGate, InferringWorkers, WarmWorkers
 from .front import worker_socket
+from .worker import RecyclingTurn
 
 if TYPE_CHECKING:
     from gunicorn.arbiter import Arbiter
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 _BOOT_PHASES: dict[str, float] = {}
 LISTEN_BACKLOG = 128  # a worker's own socket: nginx sends it only what it will take in turn
 # Shared across the fork: created in the master by on_starting, read by every worker.
+_recycling: RecyclingTurn | None = None
 _warm_workers: WarmWorkers | None = None
 _inferring: InferringWorkers | None = None
 
@@ -68,11 +70,13 @@ def record_boot(*, started_at: float) -> None:
 
 def on_starting(server: Arbiter) -> None:
     """Master, before the socket is bound: load every model in MODELS once (CPU providers)."""
-    global _warm_workers, _inferring
+    global _warm_workers, _inferring, _recycling
     service = Service.of(server.app.wsgi())
     settings = service.settings
     observability.start_master(settings)  # before any metric: multiprocess mode for all
     _inferring = InferringWorkers(slots=2 * server.cfg.workers + 8)  # recycled workers free theirs
+    if server.cfg.max_requests > 0 and server.cfg.workers > 1:
+        _recycling = RecyclingTurn()
     for name, seconds in _BOOT_PHASES.items():
         service.phases.record(name, seconds)
     if not settings.preload_models:
@@ -111,6 +115,8 @@ def pre_fork(server: Arbiter, worker: Worker) -> None:
     garbage collector never writes to (and so never un-shares) the inherited pages."""
     taken = {getattr(other, "slot", None) for other in server.WORKERS.values()}
     worker.slot = next(slot for slot in range(len(taken) + 1) if slot not in taken)  # type: ignore[attr-defined]
+    worker.turn = _recycling  # type: ignore[attr-defined]
+    worker.expected_workers = server.cfg.workers  # type: ignore[attr-defined]
     gc.freeze()
 
 
@@ -162,6 +168,9 @@ def post_worker_init(worker: Worker) -> None:
     )
     if settings.worker_sockets is not None:
         worker.sockets = [listen_unix(worker_socket(settings.worker_sockets, slot_of(worker)))]
+        worker.sockets_dir = settings.worker_sockets  # type: ignore[attr-defined]
+    if _recycling is not None:
+        _recycling.done(slot_of(worker))  # a recycled worker's replacement is warm: the next may go
 
 
 def slot_of(worker: Worker) -> int:
