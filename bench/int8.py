@@ -4,6 +4,7 @@
     .venv/bin/python -m bench.int8 gate [--model u2net] [--json OUT]
     .venv/bin/python -m bench.int8 speed [--model u2net] [--runs 9]
     .venv/bin/python -m bench.int8 idphoto [--spec icao --spec us-passport] [--limit N]
+    .venv/bin/python -m bench.int8 sensitivity [--recipe minmax] [--photo friends]
 
 recipes   Makes the int8 file of each candidate recipe (app.models.quantised.quantise, into a scratch
           folder, from the installed fp32 file and the package photos), then prints per recipe: time
@@ -18,6 +19,8 @@ speed     The bare forward pass on the astronaut's tensor, fp32 and int8 (the QD
           threads, runs interleaved in one process so that load on the machine hits all alike.
 idphoto   Every corpus portrait through the ID photo pipeline with fp32 and with int8 u2net; each
           output judged by the independent inspector (bench.inspector): counts per outcome.
+sensitivity  Where the int8 error arises: each tensor's SQNR against fp32 on chosen portraits
+          (onnxruntime.quantization.qdq_loss_debug), in graph order.
 
 Figures depend on the machine: compare the ratios printed in one run.
 """
@@ -25,7 +28,6 @@ Figures depend on the machine: compare the ratios printed in one run.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -34,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from app import create_app  # noqa: I001  (app first: it pins the native thread pools)
+import app  # noqa: F401, I001  (app first: it pins the native thread pools)
 import numpy as np
 import onnxruntime as ort
 from PIL import Image
@@ -60,6 +62,14 @@ CANDIDATES: dict[str, quantised.Recipe] = {
     "minmax-7bit": replace(quantised.RECIPE, method="MinMax", reduce_range=True),
     "percentile-7bit": replace(quantised.RECIPE, method="Percentile", percentile=99.999, reduce_range=True),
     "entropy": replace(quantised.RECIPE, method="Entropy"),
+    "minmax-rsu-ends": replace(quantised.RECIPE, method="MinMax",
+                               fp32_nodes=("Conv_787", "Relu_788", "Add_789", "Conv_942", "Relu_943", "Add_944")),
+    "percentile-rsu-ends": replace(quantised.RECIPE, method="Percentile",
+                                   fp32_nodes=("Conv_787", "Relu_788", "Add_789", "Conv_942", "Relu_943", "Add_944")),
+    "minmax-rsu-ends2": replace(quantised.RECIPE, method="MinMax", fp32_nodes=(
+        "Conv_787", "Relu_788", "Add_789", "Conv_920", "Relu_921", "Conv_942", "Relu_943", "Add_944")),
+    "percentile-rsu-ends2": replace(quantised.RECIPE, method="Percentile", fp32_nodes=(
+        "Conv_787", "Relu_788", "Add_789", "Conv_920", "Relu_921", "Conv_942", "Relu_943", "Add_944")),
     # every node quantised, the output heads too
     "minmax-all": replace(_ALL_INT8, method="MinMax"),
     "percentile-all": replace(_ALL_INT8, method="Percentile", percentile=99.999),
@@ -259,27 +269,49 @@ def installed_int8(model: str) -> tuple[Path, Path, dict[str, object]]:
     return home / spec.filename, path, quantised.read_record(spec, home) or {}
 
 
+def resaved(portrait: Portrait, *, quality: int = 95) -> Portrait:
+    """The same photo saved once more as a JPEG of `quality`: a change no viewer would call a new photo."""
+    import io
+
+    buffer = io.BytesIO()
+    Image.fromarray(portrait.rgb).save(buffer, "JPEG", quality=quality)
+    return replace(portrait, rgb=np.asarray(Image.open(buffer).convert("RGB")))
+
+
+def uncertain_share(alpha: np.ndarray) -> float:
+    """Share of the mask (alpha >= 128) whose alpha lies in 96..160: where the network is undecided."""
+    return float(((alpha > 96) & (alpha < 160)).sum() / max(int((alpha >= 128).sum()), 1))
+
+
 def gate_main(args: argparse.Namespace) -> None:
     fp32, int8, record = installed_int8(args.model)
     portraits = corpus_portraits(limit=args.limit)
-    figures = compare(mattes(segmenter(args.model, fp32, threads=2), portraits),
-                      mattes(segmenter(args.model, int8, threads=2), portraits), portraits)
-    out(f"## {args.model} int8 ({record.get('recipe', {}).get('method')}) against fp32 on {len(portraits)} portraits ({load_note()})")
+    reference_seg = segmenter(args.model, fp32, threads=2)
+    reference = mattes(reference_seg, portraits)
+    figures = compare(reference, mattes(segmenter(args.model, int8, threads=2), portraits), portraits)
+    # fp32 against itself on the photo saved once more as JPEG 95: how stable the thresholded matte is
+    floor = compare(reference, mattes(reference_seg, [resaved(p) for p in portraits]), portraits)
+    out(f"## {args.model} int8 ({record.get('recipe', {}).get('method')}) against fp32 on {len(portraits)} portraits "
+        f"({load_note()})")
     out()
-    out("| portrait | held out | mask IoU | mean abs alpha diff |")
-    out("|---|---|---|---|")
+    out("| portrait | held out | undecided share of the fp32 mask | int8: mask IoU | int8: mean abs alpha diff | "
+        "fp32 on a JPEG-95 copy: mask IoU | mean abs alpha diff |")
+    out("|---|---|---|---|---|---|---|")
     for p in portraits:
-        gap = figures["photos"][p.name]
-        out(f"| {p.name} | {'yes' if p.held_out else 'no'} | {gap['iou']:.4f} | {gap['alpha_diff']:.4f} |")
+        gap, same = figures["photos"][p.name], floor["photos"][p.name]
+        out(f"| {p.name} | {'yes' if p.held_out else 'no'} | {uncertain_share(reference[p.name]):.3f} | {gap['iou']:.4f} | "
+            f"{gap['alpha_diff']:.4f} | {same['iou']:.4f} | {same['alpha_diff']:.4f} |")
     out()
-    for part in ("all", "held_out"):
-        f = figures[part]
-        if f:
-            out(f"{part}: {f['photos']} photos, IoU median {f['median_iou']:.4f} (>= {MIN_MEDIAN_IOU}), worst "
-                f"{f['worst_iou']:.4f} (>= {MIN_WORST_IOU}), mean |alpha diff| {f['mean_alpha_diff']:.4f} "
-                f"(<= {MAX_MEAN_ALPHA_DIFF}): {'pass' if f['passes'] else 'FAIL'}")
+    for label, result in (("int8 against fp32", figures), ("fp32 on a JPEG-95 copy against fp32", floor)):
+        for part in ("all", "held_out"):
+            f = result[part]
+            if f:
+                out(f"{label}, {part}: {f['photos']} photos, IoU median {f['median_iou']:.4f} (>= {MIN_MEDIAN_IOU}), "
+                    f"worst {f['worst_iou']:.4f} ({result['worst_photo'] if part == 'all' else 'held out'}; >= "
+                    f"{MIN_WORST_IOU}), mean |alpha diff| {f['mean_alpha_diff']:.4f} (<= {MAX_MEAN_ALPHA_DIFF}): "
+                    f"{'pass' if f['passes'] else 'FAIL'}")
     if args.json:
-        write_json(args.json, {"record": record, **figures})
+        write_json(args.json, {"record": record, **figures, "jpeg95_floor": floor})
 
 
 def speed_main(args: argparse.Namespace) -> None:
@@ -360,6 +392,44 @@ def idphoto_main(args: argparse.Namespace) -> None:
         out(f"- {name} {spec_id}: fp32 {before}; int8 {after}")
 
 
+def sensitivity_main(args: argparse.Namespace) -> None:
+    """Per tensor, the signal-to-quantisation-noise ratio of the int8 graph against fp32 on some
+    portraits (onnxruntime.quantization.qdq_loss_debug), in graph order: where the error appears."""
+    import onnx
+    from onnxruntime.quantization.qdq_loss_debug import (
+        collect_activations, compute_activation_error, create_activation_matching,
+        modify_model_output_intermediate_tensors,
+    )
+
+    spec = get_spec(args.model)
+    fp32 = model_home() / spec.filename
+    names = args.photo or ["friends"]
+    portraits = [p for p in corpus_portraits() if p.name in names]
+    tensors = [quantised.network_input(p.rgb) for p in portraits]
+    recipe = CANDIDATES[args.recipe[0]] if args.recipe else quantised.RECIPE
+    scratch_root = WORK / "int8"
+    scratch_root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=scratch_root) as scratch:
+        folder = Path(scratch)
+        int8 = folder / "int8.onnx"
+        quantised.quantise(fp32, int8, inputs=quantised.calibration_inputs(), recipe=recipe)
+        activations = {}
+        for label, path in (("fp32", fp32), ("int8", int8)):
+            augmented = folder / f"{label}-augmented.onnx"
+            modify_model_output_intermediate_tensors(str(path), str(augmented))
+            activations[label] = collect_activations(str(augmented), [{"input.1": t} for t in tensors])
+        errors = compute_activation_error(create_activation_matching(activations["int8"], activations["fp32"]))
+    graph = onnx.load(str(fp32), load_external_data=False).graph
+    order = {output: (index, node.name) for index, node in enumerate(graph.node) for output in node.output}
+    rows = sorted((order[name], error["xmodel_err"]) for name, error in errors.items() if name in order and "xmodel_err" in error)
+    out(f"## SQNR of each tensor, int8 ({args.recipe[0] if args.recipe else 'default recipe'}) against fp32, on {', '.join(names)}")
+    out()
+    out("| node | SQNR (dB) |")
+    out("|---|---|")
+    for (_, node), sqnr in rows:
+        out(f"| {node} | {float(np.mean(sqnr)):.1f} |")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.int8", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -370,13 +440,17 @@ def main(argv: list[str] | None = None) -> None:
     speed = sub.add_parser("speed")
     idphoto = sub.add_parser("idphoto")
     idphoto.add_argument("--spec", action="append")
-    for command in (recipes, gate, speed, idphoto):
+    sensitivity = sub.add_parser("sensitivity")
+    sensitivity.add_argument("--recipe", action="append", choices=list(CANDIDATES))
+    sensitivity.add_argument("--photo", action="append", help="corpus portrait names (default: friends)")
+    for command in (recipes, gate, speed, idphoto, sensitivity):
         command.add_argument("--model", default="u2net")
         command.add_argument("--limit", type=int)
         command.add_argument("--runs", type=int, default=7)
         command.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    {"recipes": recipes_main, "gate": gate_main, "speed": speed_main, "idphoto": idphoto_main}[args.command](args)
+    {"recipes": recipes_main, "gate": gate_main, "speed": speed_main, "idphoto": idphoto_main,
+     "sensitivity": sensitivity_main}[args.command](args)
 
 
 if __name__ == "__main__":

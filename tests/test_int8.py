@@ -401,3 +401,40 @@ def test_fetch_derives_int8_and_int8_only_drops_fp32(fake_home: tuple[Path, mani
     assert quantised.verify(spec, home) and not (home / "u2net.onnx").exists()
     assert models_cli(["ensure", "--no-optimise", "u2net"]) == 0  # the int8 file stands alone: nothing to fetch
     assert not (home / "u2net.onnx").exists()
+
+
+# -- the image's models stage ---------------------------------------------------------------------------
+
+
+def _imports(path: Path, *, top_level_only: bool) -> set[str]:
+    """The app.models modules `path` imports (relative imports), at module level or anywhere."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    found = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            names = [node.module] if node.module else [alias.name for alias in node.names]
+            found.update(f"{name.split('.')[0]}.py" for name in names)
+    return found
+
+
+def test_the_models_stage_copies_what_the_fetch_imports() -> None:
+    """The Dockerfile's `models` stage copies a few modules only: the fetch command's module-level
+    imports and everything quantised.py (which it runs there with --int8-only) imports."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    stage = (root / "Dockerfile").read_text().split("FROM venv AS models", 1)[1].split("\nFROM ", 1)[0]
+    copied = set(re.findall(r"app/models/(\w+\.py)", stage))
+    models = root / "app" / "models"
+    needed = {"__init__.py", "__main__.py", "quantised.py"}
+    pending = [("__main__.py", True), ("quantised.py", False)]
+    while pending:
+        name, top_only = pending.pop()
+        for module in _imports(models / name, top_level_only=top_only) - needed:
+            needed.add(module)
+            pending.append((module, True))
+    assert needed <= copied, f"the models stage lacks {sorted(needed - copied)}"
+    assert "--int8-only" in stage

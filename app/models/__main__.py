@@ -4,11 +4,15 @@
 and CPU (app/models/optimised.py) under OPTIMISED_HOME, unless `--no-optimise`.
 
 For a model with an int8 variant (u2net) they derive it from the verified fp32 file
-(app/models/quantised.py: tens of seconds, once), unless `--no-int8`, MODEL_PRECISION=fp32, or the
-model's sessions would not run on the CPU (ORT_PROVIDERS: a CUDA build keeps fp32). With the
-pre-optimised files they also time both variants on this CPU and keep the result, from which
-MODEL_PRECISION=auto picks (app/models/precision.py). `--int8-only` then removes the fp32 file of
-such models (the container image ships the int8 file alone).
+(app/models/quantised.py: tens of seconds, once), unless `--no-int8` or MODEL_PRECISION=fp32, or
+this onnxruntime offers CUDA and ORT_PROVIDERS is not `cpu` (GPU sessions run fp32; `--int8`
+derives it all the same). With the pre-optimised files they also time both variants on this CPU and
+keep the result, from which MODEL_PRECISION=auto picks (app/models/precision.py). `--int8-only`
+derives it and then removes the fp32 file of such models (the container image ships the int8 file
+alone).
+
+The int8 code is imported only where an int8 file is wanted: the images' `models` stages copy only
+the fetch code this command imports.
 
 Besides the models, `web-runtime` names the upload page's WebAssembly runtime (onnxruntime-web's
 files, `manifest.WEB_RUNTIME`), fetched from its npm package into the same MODEL_HOME.
@@ -24,10 +28,11 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from ..config import ConfigError, Settings
-from . import optimised, precision, quantised
+import onnxruntime as ort
+
+from . import optimised
 from .fetch import FetchError, add, fetch, fetch_npm, inspect, inspect_npm
 from .manifest import DEFAULT_FETCH, MANIFEST, WEB_RUNTIME, ModelSpec, ZipMemberSource, get_spec
-from .sessions import CPU, Providers, resolve_providers
 
 
 def _names(requested: list[str], settings: Settings) -> list[str]:
@@ -47,8 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     fetch_parser.add_argument("--quiet", action="store_true", help="no progress bars")
     fetch_parser.add_argument("--no-optimise", action="store_true", help="do not write the pre-optimised files")
     fetch_parser.add_argument("--no-int8", action="store_true", help="do not derive int8 variants")
+    fetch_parser.add_argument("--int8", action="store_true", help="derive int8 variants even where onnxruntime offers CUDA")
     fetch_parser.add_argument(
-        "--int8-only", action="store_true", help="once the int8 variant is made, remove the fp32 file of models that have one"
+        "--int8-only", action="store_true", help="derive the int8 variant, then remove the fp32 file of models that have one"
     )
     fetch_parser.add_argument(
         "--sha256", metavar="HEX", help="checksum to verify the download against (one model; for models the manifest does not pin)"
@@ -83,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
                     fast = optimised.verify(spec, home, settings.optimised_dir)
                 note = "pre-optimised" if fast else ""
                 if spec.int8:
+                    from . import quantised
+
                     made = quantised.verify(spec, home) if args.verify else quantised.usable(spec, home) is not None
                     note = f"{note}{', ' if note else ''}int8" if made else note
                 print(f"{spec.name:16} {spec.role.value:19} {size:>9}  {state.status:26} {note:14} {spec.licence}")  # noqa: T201 (CLI output)
@@ -122,9 +130,9 @@ def main(argv: list[str] | None = None) -> int:
                     sha256=sha256,
                     archives=archives,
                 )
-        providers = resolve_providers(settings.ort_providers, cpu_arena=settings.ort_cpu_arena,
-                                      mem_pattern=settings.ort_mem_pattern)
-        int8_specs = [spec for spec in wanted if _wants_int8(spec, settings, providers, args)]
+        int8_specs = [spec for spec in wanted if _wants_int8(spec, settings, args)]
+        if int8_specs:
+            from . import quantised
         for spec in int8_specs:
             if inspect(spec, home, verify_hash=False).ok:
                 (quantised.write if getattr(args, "force", False) else quantised.ensure)(spec, home)
@@ -139,10 +147,14 @@ def main(argv: list[str] | None = None) -> int:
             for spec in int8_specs:
                 if inspect(spec, home, verify_hash=False).ok and quantised.usable(spec, home) is not None:
                     optimised.ensure(spec, quantised.folder(home), settings.optimised_dir, variant=quantised.INT8)
-                    if settings.model_precision == precision.AUTO:
-                        precision.measure(spec, model_home=home, optimised_home=settings.optimised_dir, providers=providers)
+                    if settings.model_precision == "auto":
+                        from .precision import measure
+                        from .sessions import resolve_providers
+
+                        measure(spec, model_home=home, optimised_home=settings.optimised_dir, providers=resolve_providers(
+                            "cpu", cpu_arena=settings.ort_cpu_arena, mem_pattern=settings.ort_mem_pattern))
         if getattr(args, "int8_only", False):
-            for spec in int8_specs:
+            for spec in int8_specs:  # quantised is imported: int8_specs is not empty
                 if quantised.usable(spec, home) is not None:
                     (home / spec.filename).unlink(missing_ok=True)
                     log.info("%s: fp32 file removed (--int8-only); the int8 file stays: %s", spec.name,
@@ -156,24 +168,33 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:  # a malformed --sha256, or ORT_PROVIDERS naming a provider this build lacks
         log.error("%s", exc)
         return 2
-    except (FetchError, quantised.QuantiseError) as exc:
+    except FetchError as exc:
+        log.error("%s", exc)
+        return 1
+    except RuntimeError as exc:  # quantised.QuantiseError: the int8 file could not be made
         log.error("%s", exc)
         return 1
     return 0
 
 
-def _wants_int8(spec: ModelSpec, settings: Settings, providers: Providers, args: argparse.Namespace) -> bool:
-    """Derive the int8 variant of `spec`: it has one, and something here may run it (its sessions are
-    on the CPU and MODEL_PRECISION is not fp32), unless --no-int8."""
-    return (spec.int8 and not args.no_int8 and settings.model_precision != quantised.FP32
-            and providers.names_for(spec.name)[0] == CPU)
+def _wants_int8(spec: ModelSpec, settings: Settings, args: argparse.Namespace) -> bool:
+    """Derive the int8 variant of `spec`: it has one and something here may run it (MODEL_PRECISION is
+    not fp32; a CUDA build runs fp32 unless ORT_PROVIDERS=cpu or --int8), unless --no-int8."""
+    if not spec.int8 or getattr(args, "no_int8", False) or settings.model_precision == "fp32":
+        return False
+    if getattr(args, "int8", False) or getattr(args, "int8_only", False):
+        return True
+    return "CUDAExecutionProvider" not in ort.get_available_providers() or settings.ort_providers.strip().lower() == "cpu"
 
 
 def _int8_stands_alone(spec: ModelSpec, home: Path, settings: Settings) -> bool:
     """`ensure`: the fp32 file is absent on purpose (an image that ships the int8 file alone) and
     nothing asks for it (MODEL_PRECISION is not fp32)."""
-    return (spec.int8 and settings.model_precision != quantised.FP32 and not (home / spec.filename).exists()
-            and quantised.usable(spec, home) is not None)
+    if not spec.int8 or settings.model_precision == "fp32" or (home / spec.filename).exists():
+        return False
+    from . import quantised
+
+    return quantised.usable(spec, home) is not None
 
 
 def _announce(log: logging.Logger, spec: ModelSpec) -> None:
