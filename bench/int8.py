@@ -5,6 +5,7 @@
     .venv/bin/python -m bench.int8 speed [--model u2net] [--runs 9]
     .venv/bin/python -m bench.int8 idphoto [--spec icao --spec us-passport] [--limit N]
     .venv/bin/python -m bench.int8 sensitivity [--recipe minmax] [--photo friends]
+    .venv/bin/python -m bench.int8 servers [--quick]
 
 recipes   Makes the int8 file of each candidate recipe (app.models.quantised.quantise, into a scratch
           folder, from the installed fp32 file and the package photos), then prints per recipe: time
@@ -21,6 +22,8 @@ idphoto   Every corpus portrait through the ID photo pipeline with fp32 and with
           output judged by the independent inspector (bench.inspector): counts per outcome.
 sensitivity  Where the int8 error arises: each tensor's SQNR against fp32 on chosen portraits
           (onnxruntime.quantization.qdq_loss_debug), in graph order.
+servers   rembg s, pilotlight MODEL_PRECISION=fp32 and =int8 (2 workers), started fresh one after the
+          other (bench.lanes' measurement): a lone cut-out, an ID photo, 2 clients, and the ratios.
 
 Figures depend on the machine: compare the ratios printed in one run.
 """
@@ -70,12 +73,23 @@ CANDIDATES: dict[str, quantised.Recipe] = {
         "Conv_787", "Relu_788", "Add_789", "Conv_920", "Relu_921", "Conv_942", "Relu_943", "Add_944")),
     "percentile-rsu-ends2": replace(quantised.RECIPE, method="Percentile", fp32_nodes=(
         "Conv_787", "Relu_788", "Add_789", "Conv_920", "Relu_921", "Conv_942", "Relu_943", "Add_944")),
+    "minmax-stage1d": replace(quantised.RECIPE, method="MinMax", fp32_nodes=()),  # fp32_nodes set in recipes_main
     # every node quantised, the output heads too
     "minmax-all": replace(_ALL_INT8, method="MinMax"),
     "percentile-all": replace(_ALL_INT8, method="Percentile", percentile=99.999),
     "minmax-7bit-all": replace(_ALL_INT8, method="MinMax", reduce_range=True),
     "percentile-7bit-all": replace(_ALL_INT8, method="Percentile", percentile=99.999, reduce_range=True),
 }
+
+
+def _nodes_from(index: int) -> tuple[str, ...]:
+    """Names of u2net's compute nodes from graph position `index` on (stage1d, the full-size decoder
+    stage, starts at 810 in the pinned file)."""
+    import onnx
+
+    graph = onnx.load(str(model_home() / "u2net.onnx"), load_external_data=False).graph
+    kinds = ("Conv", "Relu", "Add", "Concat", "Resize", "MaxPool")
+    return tuple(node.name for position, node in enumerate(graph.node) if position >= index and node.op_type in kinds)
 
 
 def out(line: str = "") -> None:
@@ -231,6 +245,8 @@ def recipes_main(args: argparse.Namespace) -> None:
         made: dict[str, Path] = {}
         for name in names:
             recipe = CANDIDATES[name]
+            if name == "minmax-stage1d":
+                recipe = replace(recipe, fp32_nodes=quantised.U2NET_FP32_NODES + _nodes_from(810))
             target = Path(scratch) / name / spec.filename
             target.parent.mkdir()
             say(f"making {name}: {recipe}")
@@ -430,6 +446,57 @@ def sensitivity_main(args: argparse.Namespace) -> None:
         out(f"| {node} | {float(np.mean(sqnr)):.1f} |")
 
 
+def servers_main(args: argparse.Namespace) -> None:
+    """rembg s, pilotlight fp32 and pilotlight int8 (2 workers, MODEL_PRECISION forced), each started
+    fresh as a user starts it, one after the other in one run (bench.lanes' own measurement)."""
+    from . import peer
+    from .common import cutout_photo, portrait_photo
+    from .harness import Call, Server
+    from .lanes import measure, pilotlight
+
+    installed_int8("u2net")
+    steady, loop = (4, 8) if args.quick else (10, 30)
+    log_dir = WORK / "int8-servers"
+    cut, portrait = cutout_photo(), portrait_photo()
+    ours_cut = Call("remove-background", "/api/v1/remove-background", "image", cut.jpeg)
+    ours_id = Call("idphoto", "/api/v1/idphoto", "image", portrait.jpeg, {"spec": "us-passport"})
+    rembg = peer.ensure_venv()
+    results: dict[str, dict] = {}
+    say(f"[int8] rembg s; {load_note()}")
+    results["rembg s"] = measure(Server(peer.env(), log_dir / "rembg.log", peer.command(rembg), "rembg-s", kind="rembg"),
+                                 peer.call(cut.jpeg), None, steady=steady, loop=loop)
+    for variant in (quantised.FP32, quantised.INT8):
+        say(f"[int8] pilotlight {variant}; {load_note()}")
+        server = pilotlight(f"pilotlight-{variant}", log_dir, MODEL_PRECISION=variant)
+        results[f"pilotlight {variant}"] = measure(server, ours_cut, ours_id, steady=steady, loop=loop)
+    peer_, fp32, int8 = results["rembg s"], results["pilotlight fp32"], results["pilotlight int8"]
+    out(f"## Servers: rembg s, pilotlight fp32, pilotlight int8 (u2net, 2 workers, {cut.name}; {load_note()})")
+    out()
+    out("| | rembg s | pilotlight fp32 | pilotlight int8 |")
+    out("|---|---|---|---|")
+    rows = (("ready (s)", ("ready_s",)), ("first cut-out (s)", ("first_s",)), ("lone cut-out, steady median (s)", ("steady_s",)),
+            ("cold penalty", ("cold_penalty",)), ("lone ID photo, steady median (s)", ("idphoto_steady_s",)),
+            ("2 clients (req/s)", ("two_clients", "throughput_rps")), ("summed PSS at rest (MiB)", ("memory", "tree_pss_mib")))
+    for label, path in rows:
+        cells = []
+        for result in (peer_, fp32, int8):
+            value = result
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            cells.append("-" if value is None else f"{value:.3f}")
+        out(f"| {label} | " + " | ".join(cells) + " |")
+    out()
+    lone = lambda r: r["steady_s"] / peer_["steady_s"]  # noqa: E731
+    rate = lambda r: r["two_clients"]["throughput_rps"] / peer_["two_clients"]["throughput_rps"]  # noqa: E731
+    out(f"- lone cut-out against rembg s: fp32 {lone(fp32):.2f}x, int8 {lone(int8):.2f}x (target at most 0.6x)")
+    out(f"- 2 clients against rembg s: fp32 {rate(fp32):.2f}x, int8 {rate(int8):.2f}x (target at least 2x)")
+    out(f"- cold penalty: fp32 {fp32['cold_penalty']:.2f}, int8 {int8['cold_penalty']:.2f} (target at most 1.05)")
+    out(f"- time to ready: fp32 {fp32['ready_s']:.2f} s, int8 {int8['ready_s']:.2f} s; lone ID photo: fp32 "
+        f"{fp32['idphoto_steady_s']:.3f} s, int8 {int8['idphoto_steady_s']:.3f} s")
+    if args.json:
+        write_json(args.json, results)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.int8", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -440,17 +507,19 @@ def main(argv: list[str] | None = None) -> None:
     speed = sub.add_parser("speed")
     idphoto = sub.add_parser("idphoto")
     idphoto.add_argument("--spec", action="append")
+    servers = sub.add_parser("servers")
+    servers.add_argument("--quick", action="store_true")
     sensitivity = sub.add_parser("sensitivity")
     sensitivity.add_argument("--recipe", action="append", choices=list(CANDIDATES))
     sensitivity.add_argument("--photo", action="append", help="corpus portrait names (default: friends)")
-    for command in (recipes, gate, speed, idphoto, sensitivity):
+    for command in (recipes, gate, speed, idphoto, sensitivity, servers):
         command.add_argument("--model", default="u2net")
         command.add_argument("--limit", type=int)
         command.add_argument("--runs", type=int, default=7)
         command.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     {"recipes": recipes_main, "gate": gate_main, "speed": speed_main, "idphoto": idphoto_main,
-     "sensitivity": sensitivity_main}[args.command](args)
+     "sensitivity": sensitivity_main, "servers": servers_main}[args.command](args)
 
 
 if __name__ == "__main__":

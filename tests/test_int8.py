@@ -250,7 +250,8 @@ SLOW_INT8 = precision.Measurement(fp32_seconds=1.0, int8_seconds=0.95)
     ],
 )
 def test_decide(setting: str, on_cpu: bool, fp32: bool, int8: bool, measured: precision.Measurement | None,
-                variant: str) -> None:
+                variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(precision, "AUTO_PICKS_INT8", True)  # the choice once a recipe passes the gate
     choice = precision.decide(setting=setting, on_cpu=on_cpu, fp32_installed=fp32, int8_installed=int8,
                               measure=(lambda: measured) if measured else _never)
     assert choice.variant == variant and choice.reason
@@ -264,6 +265,16 @@ def test_decide(setting: str, on_cpu: bool, fp32: bool, int8: bool, measured: pr
 def test_decide_refuses_a_missing_variant(setting: str, on_cpu: bool, fp32: bool, int8: bool) -> None:
     with pytest.raises(precision.PrecisionError):
         precision.decide(setting=setting, on_cpu=on_cpu, fp32_installed=fp32, int8_installed=int8, measure=_never)
+
+
+def test_int8_stays_opt_in_until_it_passes_the_gate(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(precision, "AUTO_PICKS_INT8", False)
+    choice = precision.decide(setting="auto", on_cpu=True, fp32_installed=True, int8_installed=True, measure=_never)
+    assert choice.variant == "fp32" and "opt-in" in choice.reason
+    assert precision.decide(setting="int8", on_cpu=True, fp32_installed=True, int8_installed=True,
+                            measure=_never).variant == "int8"
+    assert precision.decide(setting="auto", on_cpu=True, fp32_installed=False, int8_installed=True,
+                            measure=_never).variant == "int8"
 
 
 def test_the_margin() -> None:
@@ -324,6 +335,7 @@ def test_the_registry_runs_the_variant_asked_for(fake_home: tuple[Path, manifest
 def test_auto_measures_once_and_keeps_the_result(fake_home: tuple[Path, manifest.ModelSpec], tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     home, spec = with_int8(fake_home, monkeypatch)
+    monkeypatch.setattr(precision, "AUTO_PICKS_INT8", True)
     opt = tmp_path / "optimised"
     calls: list[precision.Measurement] = []
     real = precision.time_sessions
@@ -437,4 +449,4 @@ def test_the_models_stage_copies_what_the_fetch_imports() -> None:
             needed.add(module)
             pending.append((module, True))
     assert needed <= copied, f"the models stage lacks {sorted(needed - copied)}"
-    assert "--int8-only" in stage
+    assert all(flag in stage for flag in ("--int8-only", "--int8;;", "--no-int8"))  # U2NET_VARIANTS int8, both, fp32

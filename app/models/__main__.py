@@ -7,7 +7,8 @@ For a model with an int8 variant (u2net) they derive it from the verified fp32 f
 (app/models/quantised.py: tens of seconds, once), unless `--no-int8` or MODEL_PRECISION=fp32, or
 this onnxruntime offers CUDA and ORT_PROVIDERS is not `cpu` (GPU sessions run fp32; `--int8`
 derives it all the same). With the pre-optimised files they also time both variants on this CPU and
-keep the result, from which MODEL_PRECISION=auto picks (app/models/precision.py). `--int8-only`
+keep the result, from which MODEL_PRECISION=auto picks (app/models/precision.py), once int8 is no
+longer opt-in (`precision.AUTO_PICKS_INT8`). `--int8-only`
 derives it and then removes the fp32 file of such models (the container image ships the int8 file
 alone).
 
@@ -147,12 +148,13 @@ def main(argv: list[str] | None = None) -> int:
             for spec in int8_specs:
                 if inspect(spec, home, verify_hash=False).ok and quantised.usable(spec, home) is not None:
                     optimised.ensure(spec, quantised.folder(home), settings.optimised_dir, variant=quantised.INT8)
-                    if settings.model_precision == "auto":
-                        from .precision import measure
+                    from . import precision
+
+                    if settings.model_precision == precision.AUTO and precision.AUTO_PICKS_INT8:
                         from .sessions import resolve_providers
 
-                        measure(spec, model_home=home, optimised_home=settings.optimised_dir, providers=resolve_providers(
-                            "cpu", cpu_arena=settings.ort_cpu_arena, mem_pattern=settings.ort_mem_pattern))
+                        cpu = resolve_providers("cpu", cpu_arena=settings.ort_cpu_arena, mem_pattern=settings.ort_mem_pattern)
+                        precision.measure(spec, model_home=home, optimised_home=settings.optimised_dir, providers=cpu)
         if getattr(args, "int8_only", False):
             for spec in int8_specs:  # quantised is imported: int8_specs is not empty
                 if quantised.usable(spec, home) is not None:

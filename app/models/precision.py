@@ -1,6 +1,7 @@
 """Which variant of a model a CPU session runs, fp32 or int8 (MODEL_PRECISION), chosen by measurement.
 
-`auto` (the default): int8 where it is faster on the CPU in hand, fp32 otherwise. Faster means the
+`auto` (the default): int8 where it is faster on the CPU in hand, fp32 otherwise, once the int8 recipe
+has passed the quality gate (`AUTO_PICKS_INT8`; until then int8 is opt-in). Faster means the
 int8 forward pass on one thread (the narrow lane, what a busy server runs) takes at most
 `INT8_MARGIN` of the fp32 one's, both measured on the graphs the server loads, interleaved. The
 measurement is kept as a record in OPTIMISED_HOME beside the pre-optimised graphs (keyed like them
@@ -37,6 +38,11 @@ from .sessions import CPU, Lanes, Providers, create_session
 log = logging.getLogger(__name__)
 
 AUTO = "auto"
+#: Whether `auto` may pick int8 over an installed fp32 file. Only a recipe that passes the quality gate
+#: against fp32 on the real-portrait corpus (tests/test_int8_quality.py, `python -m bench.int8 gate`)
+#: makes int8 the default; until then it is opt-in (MODEL_PRECISION=int8), and `auto` runs int8 only
+#: where it is the one variant installed.
+AUTO_PICKS_INT8 = False
 INT8_MARGIN = 0.9  # int8 wins when its pass takes at most this share of fp32's (a tie keeps fp32's matte)
 MEASURE_RUNS = 3  # timed runs of each variant, after one warm-up run each
 
@@ -92,6 +98,8 @@ def decide(
         return Choice(quantised.FP32, "no int8 file")
     if not fp32_installed:
         return Choice(quantised.INT8, "the only variant installed")
+    if not AUTO_PICKS_INT8:
+        return Choice(quantised.FP32, "int8 is opt-in (MODEL_PRECISION=int8): it has not passed the quality gate")
     measured = measure()
     variant = quantised.INT8 if measured.int8_faster else quantised.FP32
     return Choice(variant, f"measured on this CPU: int8 {measured.int8_seconds:.3f} s, fp32 {measured.fp32_seconds:.3f} s a pass",
