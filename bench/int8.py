@@ -58,27 +58,24 @@ MIN_WORST_IOU = 0.95
 MAX_MEAN_ALPHA_DIFF = 0.02
 CALIBRATION_SOURCES = ("scikit-image", "insightface")  # corpus entries cut from a calibration photo's file
 
-_ALL_INT8 = replace(quantised.RECIPE, fp32_heads=False)
+_ALL_INT8 = replace(quantised.RECIPE, fp32_heads=False, fp32_nodes=())
+_HEADS = replace(quantised.RECIPE, fp32_nodes=())
 CANDIDATES: dict[str, quantised.Recipe] = {
-    "minmax": replace(quantised.RECIPE, method="MinMax"),
-    "percentile": replace(quantised.RECIPE, method="Percentile", percentile=99.999),
-    "minmax-7bit": replace(quantised.RECIPE, method="MinMax", reduce_range=True),
-    "percentile-7bit": replace(quantised.RECIPE, method="Percentile", percentile=99.999, reduce_range=True),
-    "entropy": replace(quantised.RECIPE, method="Entropy"),
-    "minmax-rsu-ends": replace(quantised.RECIPE, method="MinMax",
-                               fp32_nodes=("Conv_787", "Relu_788", "Add_789", "Conv_942", "Relu_943", "Add_944")),
-    "percentile-rsu-ends": replace(quantised.RECIPE, method="Percentile",
-                                   fp32_nodes=("Conv_787", "Relu_788", "Add_789", "Conv_942", "Relu_943", "Add_944")),
-    "minmax-rsu-ends2": replace(quantised.RECIPE, method="MinMax", fp32_nodes=(
-        "Conv_787", "Relu_788", "Add_789", "Conv_920", "Relu_921", "Conv_942", "Relu_943", "Add_944")),
-    "percentile-rsu-ends2": replace(quantised.RECIPE, method="Percentile", fp32_nodes=(
-        "Conv_787", "Relu_788", "Add_789", "Conv_920", "Relu_921", "Conv_942", "Relu_943", "Add_944")),
-    "minmax-stage1d": replace(quantised.RECIPE, method="MinMax", fp32_nodes=()),  # fp32_nodes set in recipes_main
-    # every node quantised, the output heads too
+    # every node int8
     "minmax-all": replace(_ALL_INT8, method="MinMax"),
-    "percentile-all": replace(_ALL_INT8, method="Percentile", percentile=99.999),
+    "percentile-all": replace(_ALL_INT8, method="Percentile"),
     "minmax-7bit-all": replace(_ALL_INT8, method="MinMax", reduce_range=True),
-    "percentile-7bit-all": replace(_ALL_INT8, method="Percentile", percentile=99.999, reduce_range=True),
+    "percentile-7bit-all": replace(_ALL_INT8, method="Percentile", reduce_range=True),
+    # the output heads fp32 (quantised.head_nodes)
+    "minmax-heads": replace(_HEADS, method="MinMax"),
+    "percentile-heads": replace(_HEADS, method="Percentile"),
+    "minmax-7bit-heads": replace(_HEADS, method="MinMax", reduce_range=True),
+    "entropy-heads": replace(_HEADS, method="Entropy"),
+    # and the RSU ends of the full-size decoder stages (quantised.U2NET_FP32_NODES): the recipe
+    "minmax": replace(quantised.RECIPE, method="MinMax"),
+    "percentile": replace(quantised.RECIPE, method="Percentile"),
+    # and the whole full-size decoder stage (stage1d)
+    "minmax-stage1d": replace(quantised.RECIPE, method="MinMax"),  # its fp32_nodes are added in recipes_main
 }
 
 
@@ -155,10 +152,10 @@ def corpus_portraits(folder: Path | None = None, *, limit: int | None = None) ->
     return portraits
 
 
-def session(path: Path, *, threads: int, preoptimised: bool = False) -> ort.InferenceSession:
+def session(path: Path, *, threads: int, preoptimised: bool = False, prepack: bool = False) -> ort.InferenceSession:
     """A CPU session with the service's options (app.models.sessions.session_options)."""
-    return ort.InferenceSession(str(path), sess_options=session_options(threads=threads, preoptimised=preoptimised),
-                                providers=["CPUExecutionProvider"])
+    options = session_options(threads=threads, preoptimised=preoptimised, prepack=prepack)
+    return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
 
 def segmenter(model: str, path: Path, *, threads: int) -> Segmenter:
@@ -203,9 +200,9 @@ def interleaved(runners: dict[str, Callable[[], object]], *, runs: int) -> dict[
 def forward_runners(files: dict[str, Path], *, threads: Sequence[int] = (1, 2)) -> dict[str, Callable[[], object]]:
     runners: dict[str, Callable[[], object]] = {}
     for label, path in files.items():
-        preopt = label.endswith("(pre-optimised)")
+        preopt = "(pre-optimised" in label
         for count in threads:
-            s = session(path, threads=count, preoptimised=preopt)
+            s = session(path, threads=count, preoptimised=preopt, prepack="prepacked" in label)
             inputs = feed(s.get_inputs()[0].name)
             runners[f"{label}, {count} thread{'s' if count > 1 else ''}"] = (lambda s=s, inputs=inputs: s.run(None, inputs))
     return runners
@@ -338,8 +335,9 @@ def speed_main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(dir=scratch_root) as scratch:
         home = Path(scratch)
         graphs = {"fp32": fp32, "int8": int8}
-        graphs["fp32 (pre-optimised)"] = optimised.write(spec, fp32.parent, home)
-        graphs["int8 (pre-optimised)"] = optimised.write(spec, int8.parent, home, variant=quantised.INT8)
+        graphs["fp32 (pre-optimised: as the server loads it)"] = optimised.write(spec, fp32.parent, home)
+        graphs["int8 (pre-optimised, weights not packed)"] = optimised.write(spec, int8.parent, home, variant=quantised.INT8)
+        graphs["int8 (pre-optimised, prepacked: as the server loads it)"] = graphs["int8 (pre-optimised, weights not packed)"]
         say(f"timing; {load_note()}")
         medians = interleaved(forward_runners(graphs), runs=args.runs)
     out(f"## {args.model} forward pass, fp32 against int8 ({args.runs} interleaved runs each, median; {load_note()})")

@@ -332,6 +332,23 @@ def test_the_registry_runs_the_variant_asked_for(fake_home: tuple[Path, manifest
     assert a.shape == b.shape == astronaut.shape[:2] and not np.array_equal(a, b)
 
 
+def test_int8_sessions_keep_their_packed_weights(fake_home: tuple[Path, manifest.ModelSpec], tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pre-optimised sessions skip prepacking to share weight pages, but int8 QLinearConv without its
+    packed weights runs at half speed: int8 lanes, narrow and wide, keep prepacking."""
+    home, _ = with_int8(fake_home, monkeypatch)
+    opt = tmp_path / "optimised"
+    lanes = {variant: load(home, variant, optimised_home=opt).segmenter("u2net").session.inner_session
+             for variant in ("int8", "fp32")}
+    assert lanes["int8"].prepack and not lanes["fp32"].prepack
+    assert lanes["int8"].wide_source is not None and lanes["int8"].wide_source.name == "u2net.int8.onnx"
+    assert lanes["int8"].open_wide(2)
+    tensor = quantised.network_input(np.full((64, 64, 3), 90, np.uint8))
+    np.testing.assert_allclose(lanes["int8"].wide.run(None, {"input.1": tensor})[0],
+                               lanes["int8"].narrow.run(None, {"input.1": tensor})[0], atol=1e-5)
+    lanes["int8"].wide = None
+
+
 def test_auto_measures_once_and_keeps_the_result(fake_home: tuple[Path, manifest.ModelSpec], tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     home, spec = with_int8(fake_home, monkeypatch)

@@ -192,7 +192,8 @@ def measure(spec: ModelSpec, *, model_home: Path, optimised_home: Path | None, p
         graphs[variant] = (graph, True) if graph is not None else (home / spec.filename, False)
     cpu_only = Providers((CPU,), cpu_arena=providers.cpu_arena, mem_pattern=providers.mem_pattern)
     sessions = {
-        variant: create_session(path, providers=cpu_only, label=f"{spec.name} ({variant}, measuring)", preoptimised=pre)
+        variant: create_session(path, providers=cpu_only, label=f"{spec.name} ({variant}, measuring)", preoptimised=pre,
+                                prepack=variant == quantised.INT8)
         for variant, (path, pre) in graphs.items()
     }
     started = time.perf_counter()

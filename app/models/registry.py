@@ -98,7 +98,8 @@ def _build(
         graph = (optimised.ensure(spec, path.parent, optimised_home, variant=variant)
                  if on_cpu and optimised_home is not None else None)
         if graph is not None:
-            session = create_session(graph, providers=providers, label=spec.name, preoptimised=True)
+            session = create_session(graph, providers=providers, label=spec.name, preoptimised=True,
+                                     prepack=variant == quantised.INT8)
         else:
             session = create_session(model, providers=providers, label=spec.name)
         sessions.append(session)
