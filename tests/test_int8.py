@@ -277,6 +277,15 @@ def test_int8_stays_opt_in_until_it_passes_the_gate(monkeypatch: pytest.MonkeyPa
                             measure=_never).variant == "int8"
 
 
+def test_auto_keeps_fp32_without_vnni(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(precision, "AUTO_PICKS_INT8", True)
+    slow_path = precision.decide(setting="auto", on_cpu=True, fp32_installed=True, int8_installed=True,
+                                 measure=_never, vnni=False)
+    assert slow_path.variant == "fp32" and "VNNI" in slow_path.reason
+    assert precision.decide(setting="int8", on_cpu=True, fp32_installed=True, int8_installed=True, measure=_never,
+                            vnni=False).variant == "int8"  # forced: it runs, with a warning at load
+
+
 def test_the_margin() -> None:
     assert precision.Measurement(1.0, precision.INT8_MARGIN).int8_faster
     assert not precision.Measurement(1.0, precision.INT8_MARGIN + 0.01).int8_faster

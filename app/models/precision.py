@@ -75,8 +75,13 @@ def decide(
     fp32_installed: bool,
     int8_installed: bool,
     measure: Callable[[], Measurement],
+    vnni: bool = True,
 ) -> Choice:
     """The variant to run (pure but for calling `measure`, which only `auto` with both installed does).
+
+    `vnni`: the CPU has an int8 dot-product instruction (VNNI, AMX). Without one onnxruntime runs u8s8
+    through vpmaddubsw, whose int16 pair sums saturate with 8-bit weights (its quantisation guide says
+    to use 7-bit weights there): `auto` keeps fp32 where fp32 is installed.
 
     Raises PrecisionError when the forced variant, or for `auto` any variant, is missing; the caller
     adds the file names and commands."""
@@ -100,6 +105,8 @@ def decide(
         return Choice(quantised.INT8, "the only variant installed")
     if not AUTO_PICKS_INT8:
         return Choice(quantised.FP32, "int8 is opt-in (MODEL_PRECISION=int8): it has not passed the quality gate")
+    if not vnni:
+        return Choice(quantised.FP32, "no VNNI on this CPU: int8 products saturate in onnxruntime's AVX2 kernels")
     measured = measure()
     variant = quantised.INT8 if measured.int8_faster else quantised.FP32
     return Choice(variant, f"measured on this CPU: int8 {measured.int8_seconds:.3f} s, fp32 {measured.fp32_seconds:.3f} s a pass",
@@ -237,9 +244,10 @@ def resolve(
                 return kept
         return measure(spec, model_home=model_home, optimised_home=optimised_home, providers=providers)
 
+    vnni = bool(cpu_signature()["int8"])
     try:
         choice = decide(setting=setting if spec.int8 else quantised.FP32, on_cpu=on_cpu, fp32_installed=fp32_installed,
-                        int8_installed=int8_path is not None, measure=measured)
+                        int8_installed=int8_path is not None, measure=measured, vnni=vnni)
     except PrecisionError as exc:
         fp32_file = model_home / spec.filename
         int8_file = quantised.files_for(spec, model_home).model
@@ -251,6 +259,10 @@ def resolve(
         ) from None
     if setting == quantised.INT8 and not on_cpu:
         log.warning("model %s: %s; it runs fp32", spec.name, choice.reason)
+    if choice.variant == quantised.INT8 and not vnni:
+        log.warning("model %s: int8 on a CPU without VNNI: onnxruntime's AVX2 int8 kernels saturate with this "
+                    "file's 8-bit weights and the matte drifts from fp32 (bench.int8; MODEL_PRECISION=fp32 avoids it)",
+                    spec.name)
     path = int8_path if choice.variant == quantised.INT8 and int8_path is not None else model_home / spec.filename
     log.info("model %s: %s (%s)", spec.name, choice.variant, choice.reason)
     return Resolved(choice, path)
