@@ -435,6 +435,14 @@ def test_fetch_derives_int8_and_int8_only_drops_fp32(fake_home: tuple[Path, mani
         monkeypatch.setenv(name, value)
     assert models_cli(["fetch", "--quiet", "--no-optimise", "--no-int8", "u2net"]) == 0
     assert quantised.usable(spec, home) is None
+    monkeypatch.setattr(quantised, "PASSES_GATE", False)
+    assert models_cli(["fetch", "--quiet", "--no-optimise", "u2net"]) == 0  # opt-in: nothing asks for it
+    assert quantised.usable(spec, home) is None
+    monkeypatch.setenv("MODEL_PRECISION", "int8")
+    assert models_cli(["fetch", "--quiet", "--no-optimise", "u2net"]) == 0  # asked for
+    assert quantised.usable(spec, home) is not None
+    quantised.files_for(spec, home).record.unlink()
+    monkeypatch.delenv("MODEL_PRECISION")
     assert models_cli(["fetch", "--quiet", "--no-optimise", "--int8-only", "u2net"]) == 0
     assert quantised.verify(spec, home) and not (home / "u2net.onnx").exists()
     assert models_cli(["ensure", "--no-optimise", "u2net"]) == 0  # the int8 file stands alone: nothing to fetch

@@ -4,9 +4,10 @@
 and CPU (app/models/optimised.py) under OPTIMISED_HOME, unless `--no-optimise`.
 
 For a model with an int8 variant (u2net) they derive it from the verified fp32 file
-(app/models/quantised.py: tens of seconds, once), unless `--no-int8` or MODEL_PRECISION=fp32, or
-this onnxruntime offers CUDA and ORT_PROVIDERS is not `cpu` (GPU sessions run fp32; `--int8`
-derives it all the same). With the pre-optimised files they also time both variants on this CPU and
+(app/models/quantised.py: ~35 s, once) with `--int8` or `--int8-only`, or where something would run
+it: MODEL_PRECISION=int8 (or auto, once the recipe passes the quality gate), and not where this
+onnxruntime offers CUDA and ORT_PROVIDERS is not `cpu` (GPU sessions run fp32); never with
+`--no-int8`. With the pre-optimised files they also time both variants on this CPU and
 keep the result, from which MODEL_PRECISION=auto picks (app/models/precision.py), once int8 is no
 longer opt-in (`precision.AUTO_PICKS_INT8`). `--int8-only`
 derives it and then removes the fp32 file of such models (the container image ships the int8 file
@@ -180,13 +181,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _wants_int8(spec: ModelSpec, settings: Settings, args: argparse.Namespace) -> bool:
-    """Derive the int8 variant of `spec`: it has one and something here may run it (MODEL_PRECISION is
-    not fp32; a CUDA build runs fp32 unless ORT_PROVIDERS=cpu or --int8), unless --no-int8."""
+    """Derive the int8 variant of `spec`: it has one and something here may run it, unless --no-int8:
+    --int8 or --int8-only; else MODEL_PRECISION=int8, or auto once the recipe passes the quality gate
+    (quantised.PASSES_GATE), where sessions run on the CPU (a CUDA build runs fp32 unless
+    ORT_PROVIDERS=cpu)."""
     if not spec.int8 or getattr(args, "no_int8", False) or settings.model_precision == "fp32":
         return False
     if getattr(args, "int8", False) or getattr(args, "int8_only", False):
         return True
-    return "CUDAExecutionProvider" not in ort.get_available_providers() or settings.ort_providers.strip().lower() == "cpu"
+    if "CUDAExecutionProvider" in ort.get_available_providers() and settings.ort_providers.strip().lower() != "cpu":
+        return False
+    if settings.model_precision == "int8":
+        return True
+    from . import quantised
+
+    return quantised.PASSES_GATE
 
 
 def _int8_stands_alone(spec: ModelSpec, home: Path, settings: Settings) -> bool:

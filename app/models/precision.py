@@ -42,7 +42,7 @@ AUTO = "auto"
 #: against fp32 on the real-portrait corpus (tests/test_int8_quality.py, `python -m bench.int8 gate`)
 #: makes int8 the default; until then it is opt-in (MODEL_PRECISION=int8), and `auto` runs int8 only
 #: where it is the one variant installed.
-AUTO_PICKS_INT8 = False
+AUTO_PICKS_INT8 = quantised.PASSES_GATE
 INT8_MARGIN = 0.9  # int8 wins when its pass takes at most this share of fp32's (a tie keeps fp32's matte)
 MEASURE_RUNS = 3  # timed runs of each variant, after one warm-up run each
 
