@@ -35,8 +35,8 @@ RUN /opt/venv/bin/pip install --no-cache-dir -r requirements.txt \
 # (OPTIMISED_HOME, below), so the image carries only the original files. U2NET_VARIANTS: which u2net
 # files the image ships. `fp32` (default: int8 is opt-in until it passes the quality gate,
 # app/models/precision.py); `int8` alone (derived here from the verified fp32 file, calibrated on
-# photos the venv's packages ship, app/models/quantised.py, ~15 s; MODEL_PRECISION=auto runs it and
-# the pull is ~130 MB smaller); `both` (MODEL_PRECISION chooses). The files get one fixed mtime: a
+# photos the venv's packages ship, app/models/quantised.py, ~35 s and ~2.3 GB of memory;
+# MODEL_PRECISION=auto runs it and the gzip pull is ~126 MB smaller); `both` (MODEL_PRECISION chooses). The files get one fixed mtime: a
 # rebuild of this stage then yields the same layer.
 FROM venv AS models
 ARG MODELS_TO_FETCH="u2net u2netp centerface"
