@@ -78,6 +78,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     PILOTLIGHT_NO_SETUP=1 \
     HOST=0.0.0.0 \
     PORT=8000 \
+    FRONT=nginx \
     MODEL_HOME=/opt/models \
     OPTIMISED_HOME=/tmp/pilotlight-optimised \
     NUMBA_CPU_NAME=generic \
@@ -86,7 +87,15 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     HOME=/tmp
-RUN useradd --system --uid 10001 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin pilotlight
+# nginx in front of gunicorn (app/serving/launch.py renders its configuration into /tmp at start),
+# tini as PID 1: it reaps orphans and hands SIGTERM to the launcher, which stops nginx first, then
+# gunicorn. policy-rc.d keeps the package from starting nginx inside the build.
+# hadolint ignore=DL3008
+RUN printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d \
+ && apt-get update \
+ && apt-get install -y --no-install-recommends nginx tini \
+ && rm -rf /var/lib/apt/lists/* /usr/sbin/policy-rc.d /etc/nginx/sites-enabled/* \
+ && useradd --system --uid 10001 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin pilotlight
 COPY --from=builder /opt/venv /opt/venv
 COPY --from=models /opt/models /opt/models
 COPY --from=builder /opt/numba-cache /opt/numba-cache
@@ -98,4 +107,4 @@ USER 10001
 EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=120s --retries=3 \
   CMD ["python", "-c", "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2).status != 200)"]
-ENTRYPOINT ["./start.sh"]
+ENTRYPOINT ["/usr/bin/tini", "--", "./start.sh"]

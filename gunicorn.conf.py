@@ -1,6 +1,9 @@
 """gunicorn configuration for pilotlight: settings from the environment, hooks into app.serving.
 
-Run with: gunicorn -c gunicorn.conf.py   (start.sh does this; the app is "app:create_app()")
+start.sh runs `python -m app.serving.launch`, which starts nginx in front of this (the app is
+"app:create_app()"). Behind nginx (WORKER_SOCKETS set), gunicorn binds nothing itself: each warm
+worker listens on its own unix socket (app/serving/hooks.py) and nginx picks the worker. Alone
+(`gunicorn -c gunicorn.conf.py`, or FRONT=none), it listens on HOST:PORT.
 """
 
 import os
@@ -16,17 +19,17 @@ hooks.record_boot(started_at=_imports_started)
 settings = Settings.from_env()
 
 # -- Server socket -----------------------------------------------------------------------------
-bind = [settings.bind]
-backlog = 2048  # connections wait here while the workers warm up
+bind = [] if settings.behind_front else [settings.bind]
+backlog = 2048  # alone: connections wait here while the workers warm up
 
 # -- Worker processes --------------------------------------------------------------------------
 workers = settings.workers
-# gthread with balanced accepts (app/serving/worker.py): one thread runs the worker's inference
-# (app/serving/admission.py), the others answer probes and cheap requests, and a busy worker
-# leaves new connections to idle ones.
-worker_class = "app.serving.worker.BalancedThreadWorker"
+# gthread: one thread runs the worker's inference (app/serving/admission.py), QUEUE_DEPTH wait for
+# it, one more answers probes and turns the next request away with a fast 503. nginx hands over
+# whole requests only, so no thread ever waits on a slow client. The subclass retires a stopping
+# worker's own socket without losing what nginx already sent it (app/serving/worker.py).
+worker_class = "app.serving.worker.Worker"
 threads = settings.worker_threads
-worker_connections = settings.worker_connections  # open per worker, kept-alive and still-arriving included (app/serving/intake_worker.py)
 timeout = settings.timeout
 graceful_timeout = settings.graceful_timeout
 keepalive = settings.keepalive

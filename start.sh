@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run pilotlight on http://${HOST:-127.0.0.1}:${PORT:-8000} with the models in MODELS.
+# Run pilotlight on http://${HOST:-127.0.0.1}:${PORT:-8000} with the models in MODELS: nginx in front of
+# gunicorn where nginx is installed (app/serving/launch.py), gunicorn alone on loopback otherwise.
 # On a new machine this first creates .venv, installs requirements.txt and fetches the models
 # (with progress); later runs start straight away. The container image's entry point too.
 set -euo pipefail
@@ -18,4 +19,4 @@ if [ "${PILOTLIGHT_NO_SETUP:-0}" != "1" ]; then
   pl_ensure_models
   pl_ensure_ondevice
 fi
-exec "$VENV/bin/gunicorn" --config gunicorn.conf.py
+exec "$VENV/bin/python" -m app.serving.launch

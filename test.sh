@@ -18,11 +18,17 @@ if ! command -v npm >/dev/null 2>&1; then
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q npm
 fi
 pl_ensure_models web-runtime
-# Debian's chromium for the browser test: Playwright drives it by path (it cannot download browsers here)
-if ! command -v chromium >/dev/null 2>&1; then
-  pl_say "installing Debian's chromium for the browser test"
+# Debian's nginx, so the server tests run the real front (app/serving/launch.py), and Debian's
+# chromium for the browser test: Playwright drives it by path (it cannot download browsers here)
+missing=""
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing nginx"
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+if [ -n "$missing" ]; then
+  pl_say "installing Debian's$missing for the server and browser tests"
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+  # shellcheck disable=SC2086
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
 fi
+export PATH="$PATH:/usr/sbin"  # nginx lives in /usr/sbin, outside an unprivileged user's PATH
 exec "$VENV/bin/python" -m pytest "$@"

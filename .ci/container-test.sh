@@ -52,11 +52,27 @@ print("container smoke: readyz ready; idphoto 600x600 at 300 dpi on white; cut-o
       "one face with its aligned crop; 415 JSON error; on-device cut-out files served with their sha256")
 print("startup phases:", json.dumps(ready["startup"]))
 PY
+# Slow clients through the image's own front (nginx): 64 slow-header, 16 slow-body and 12
+# slow-reader connections, each kind beside a good client whose probes and cut-outs must all be 200.
+.venv/bin/python -m bench.slowloris --url "$url" --seconds 8 --check \
+  --scenario slow_headers --scenario slow_body --scenario slow_reader
+
 if [ -n "$cid" ]; then
+  processes=$(podman top "$cid" args | tail -n +2)
+  echo "$processes" | grep -q '^/usr/bin/tini' || { echo "PID 1 is not tini: $processes"; exit 1; }
+  echo "$processes" | grep -q 'nginx: master process' || { echo "no nginx in the container: $processes"; exit 1; }
   uid=$(podman exec "$cid" id -u)
   [ "$uid" != 0 ] || { echo "container runs as root"; exit 1; }
   if podman exec "$cid" sh -c 'touch /srv/pilotlight/probe' 2>/dev/null; then
     echo "root filesystem is writable"; exit 1
   fi
-  echo "container smoke: runs as uid $uid; root filesystem is read-only"
+  echo "container smoke: runs as uid $uid; root filesystem is read-only; tini runs the launcher, nginx and gunicorn"
+  # SIGTERM (docker/podman stop): nginx drains, gunicorn stops, the container exits 0 in time
+  started=$(date +%s)
+  podman stop -t 60 "$cid" >/dev/null
+  code=$(podman inspect -f '{{.State.ExitCode}}' "$cid")
+  took=$(( $(date +%s) - started ))
+  [ "$code" = 0 ] || { echo "the container exited $code on SIGTERM"; podman logs "$cid" | tail -20; exit 1; }
+  [ "$took" -lt 35 ] || { echo "the container took $took s to stop"; exit 1; }
+  echo "container smoke: SIGTERM stopped it in $took s with exit code 0"
 fi

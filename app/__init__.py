@@ -37,6 +37,12 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
         MAX_FORM_MEMORY_SIZE=settings.max_upload_bytes,
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]  (stage timings and checks keep their order)
+    if settings.behind_front:
+        # nginx sets X-Forwarded-For to the client's address (one hop; app/serving/front.py); alone,
+        # no such header is believed
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1)  # type: ignore[method-assign]
     service = Service(settings, REGISTRY if registry is None else registry)
     service.attach(app)
     observability.init_app(app)  # first: every response gets its X-Request-ID

@@ -3,8 +3,8 @@
 Off unless API_KEYS is set; then a missing or wrong key gets `401` in the one JSON error shape
 (with `WWW-Authenticate: Bearer`). Keys are compared in constant time (their SHA-256 digests,
 each one compared whatever the outcome), never logged, and appear in /metrics only as the first 8
-hex digits of their SHA-256 (`pilotlight_api_key_requests_total{key=...}`). Probes stay open, and
-/metrics too unless METRICS_NEED_KEY=true. CORS preflights (OPTIONS) are not checked: browsers
+hex digits of their SHA-256 (`pilotlight_api_key_requests_total{key=...}`). `POST /warmup` runs real
+inference, so it needs a key too. Probes stay open, and /metrics too unless METRICS_NEED_KEY=true. CORS preflights (OPTIONS) are not checked: browsers
 send them without credentials. Warm-up requests (marked in the WSGI environ, unreachable over
 HTTP) pass.
 """
@@ -60,7 +60,9 @@ def init_app(app: Flask, settings: Settings) -> None:
     def guarded() -> bool:
         if request.method == "OPTIONS" or observability.is_warmup():
             return False
-        return request.path.startswith(API_PREFIX) or (settings.metrics_need_key and request.path == "/metrics")
+        if request.path.startswith(API_PREFIX) or request.path == "/warmup":
+            return True
+        return settings.metrics_need_key and request.path == "/metrics"
 
     @app.before_request
     def _check_key() -> None:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 import re
@@ -19,6 +20,9 @@ LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 ARENA_MODES = ("shared", "session", "off")  # ORT_CPU_ARENA, see app/models/sessions.py
 PRECISIONS = ("auto", "int8", "fp32")  # MODEL_PRECISION, see app/models/precision.py
 LOG_FORMATS = ("text", "json")
+FRONTS = ("auto", "nginx", "none")  # FRONT, see app/serving/launch.py
+# Read by the request intake that nginx replaced; the launcher warns when one is still set.
+RETIRED = {"MIN_BODY_RATE": "BODY_TIMEOUT", "MIN_RESPONSE_RATE": "SEND_TIMEOUT"}
 _KEY = re.compile(r"^[A-Za-z0-9._~+/=-]+$")  # RFC 6750 b64token
 _ORIGIN = re.compile(r"^https?://[a-z0-9.-]+(:[0-9]{1,5})?$|^https?://\[[0-9a-f:.]+\](:[0-9]{1,5})?$")
 
@@ -104,12 +108,16 @@ class Settings:
     log_format: str = "text"  # "json": one JSON object per log line, access lines included
     metrics_dir: Path | None = None  # None: a fresh private folder under the temp dir per server start
     cors_origins: tuple[str, ...] = ()  # empty: no CORS headers at all; ("*",): any origin
-    # slow and hostile clients (app/serving/intake.py): requests are read whole before a thread sees them
-    header_timeout: float = 10.0  # seconds from a connection's first wait to the end of its request headers
-    min_body_rate: int = 1024  # bytes/s a request body must average once BODY_GRACE_S have passed (0: off)
-    min_response_rate: int = 1024  # bytes/s a client must read its answer at once its send buffer is full (0: off)
-    max_connections_per_ip: int = 32  # open connections per client address and worker (0: no limit)
-    worker_connections: int = 1000  # open connections per worker, idle and kept-alive included
+    # the front (app/serving/front.py): nginx reads requests whole, buffers answers and limits clients
+    front: str = "auto"  # auto: nginx when installed, else gunicorn alone on loopback | nginx: required | none
+    worker_sockets: Path | None = None  # set by the launcher: each warm worker listens on its own unix socket here
+    header_timeout: float = 10.0  # seconds a client may take to send a request's head (nginx client_header_timeout)
+    body_timeout: float = 10.0  # seconds between two reads of a request body (nginx client_body_timeout)
+    send_timeout: float = 30.0  # seconds between two writes of an answer to a client (nginx send_timeout)
+    max_connections_per_ip: int = 16  # requests in progress per client address (nginx limit_conn; 0: no limit)
+    worker_connections: int = 16384  # connections nginx holds open at once, idle and kept-alive included
+    trusted_proxies: tuple[str, ...] = ()  # addresses whose X-Forwarded-For names the client (nginx set_real_ip_from)
+    max_matting_px: int | None = None  # unknown pixels alpha matting may solve for; None: what half of TIMEOUT allows
     api_keys: tuple[str, ...] = field(default=(), repr=False)  # empty: /api/v1 is open (app/auth.py)
     metrics_need_key: bool = False  # with API_KEYS: GET /metrics needs a key too
 
@@ -125,6 +133,11 @@ class Settings:
         return self.optimised_home if self.optimised_home is not None else self.model_home / "optimised"
 
     @property
+    def behind_front(self) -> bool:
+        """True when nginx is in front: the workers listen on their own sockets (WORKER_SOCKETS)."""
+        return self.worker_sockets is not None
+
+    @property
     def max_upload_bytes(self) -> int:
         return int(self.max_upload_mb * 1024 * 1024)
 
@@ -135,6 +148,12 @@ class Settings:
 
     def with_overrides(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
+
+    @staticmethod
+    def retired(env: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Settings of the old request intake still set in `env`: {name: what replaced it}."""
+        env = os.environ if env is None else env
+        return {name: new for name, new in RETIRED.items() if (env.get(name) or "").strip()}
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -174,11 +193,15 @@ class Settings:
             log_format=reader.choice("LOG_FORMAT", defaults.log_format, LOG_FORMATS),
             metrics_dir=reader.optional_path("METRICS_DIR"),
             cors_origins=reader.origins("CORS_ORIGINS"),
+            front=reader.choice("FRONT", defaults.front, FRONTS),
+            worker_sockets=reader.optional_path("WORKER_SOCKETS"),
             header_timeout=reader.number("HEADER_TIMEOUT", defaults.header_timeout, low=1, high=3600),
-            min_body_rate=reader.integer("MIN_BODY_RATE", defaults.min_body_rate, low=0, high=1024**3),
-            min_response_rate=reader.integer("MIN_RESPONSE_RATE", defaults.min_response_rate, low=0, high=1024**3),
+            body_timeout=reader.number("BODY_TIMEOUT", defaults.body_timeout, low=1, high=3600),
+            send_timeout=reader.number("SEND_TIMEOUT", defaults.send_timeout, low=1, high=3600),
             max_connections_per_ip=reader.integer("MAX_CONNECTIONS_PER_IP", defaults.max_connections_per_ip, low=0, high=100_000),
-            worker_connections=reader.integer("WORKER_CONNECTIONS", defaults.worker_connections, low=16, high=100_000),
+            worker_connections=reader.integer("WORKER_CONNECTIONS", defaults.worker_connections, low=64, high=1_000_000),
+            trusted_proxies=reader.networks("TRUSTED_PROXIES"),
+            max_matting_px=reader.optional_integer("MAX_MATTING_PIXELS", low=1000, high=100_000_000),
             api_keys=reader.api_keys("API_KEYS"),
             metrics_need_key=reader.boolean("METRICS_NEED_KEY", defaults.metrics_need_key),
         )
@@ -257,6 +280,21 @@ class _Reader:
         if not names:
             raise ConfigError(f"{name} lists no names")
         return names
+
+    def networks(self, name: str) -> tuple[str, ...]:
+        """Comma-separated IP addresses or CIDR networks (`10.0.0.0/8, 192.168.1.7`), normalised."""
+        raw = self._raw(name)
+        if raw is None:
+            return ()
+        networks = []
+        for part in raw.split(","):
+            if not part.strip():
+                continue
+            try:
+                networks.append(str(ipaddress.ip_network(part.strip(), strict=False)))
+            except ValueError:
+                raise ConfigError(f"{name}: {part.strip()!r} is not an IP address or network like 10.0.0.0/8") from None
+        return tuple(dict.fromkeys(networks))
 
     def optional_path(self, name: str) -> Path | None:
         raw = self._raw(name)

@@ -62,6 +62,11 @@ class FaceIndexOutOfRange(DomainError):
     """The face asked for by index is not in the photo."""
 
 
+class TooCostly(DomainError):
+    """The request's own parameters would make its work cost more than the server allows (alpha
+    matting's unknown band): refused before the work starts."""
+
+
 class ModelUnavailable(DomainError):
     """The deployment does not load the model this needs; the message names the install command."""
 
@@ -79,6 +84,7 @@ DOMAIN_STATUS: dict[type[DomainError], tuple[int, dict[str, str]]] = {
     PhotoRejected: (422, {}),
     NoFace: (422, {}),
     FaceIndexOutOfRange: (422, {}),
+    TooCostly: (422, {}),
     ModelUnavailable: (503, {}),
     NotReady: (503, {"Retry-After": "5"}),
     Busy: (503, {"Retry-After": "1"}),

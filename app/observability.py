@@ -54,11 +54,6 @@ INFERENCE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10
 WARMUP_BUCKETS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
 REJECTION_REASONS = ("queue_full", "wait_timeout")
 LANES = ("wide", "narrow")
-# app/serving/intake_worker.py: limits on slow and hostile clients
-CLIENT_LIMIT_REASONS = (
-    "idle_timeout", "header_timeout", "body_too_slow", "headers_too_large", "body_too_large", "too_many_connections",
-    "response_too_slow",
-)
 
 _lock = threading.Lock()
 _multiproc_dir: Path | None = None  # set in the master by start_master(); inherited by the workers
@@ -142,17 +137,6 @@ class _Metrics:
         )
         for lane in LANES:
             self.lanes.labels(lane)
-        self.client_limits = Counter(
-            "pilotlight_client_limits",
-            "Connections closed by a worker's event loop for a broken client limit: answered before any thread saw "
-            "their request (idle_timeout, header_timeout: HEADER_TIMEOUT; body_too_slow: MIN_BODY_RATE; "
-            "headers_too_large; body_too_large: MAX_UPLOAD_MB; too_many_connections: MAX_CONNECTIONS_PER_IP) or "
-            "dropped while it read its answer too slowly (response_too_slow: MIN_RESPONSE_RATE).",
-            ["reason"],
-            registry=r,
-        )
-        for reason in CLIENT_LIMIT_REASONS:
-            self.client_limits.labels(reason)
         self.api_key_requests = Counter(
             "pilotlight_api_key_requests",
             "/api/v1 requests by API key (API_KEYS): `key` is the first 8 hex digits of the key's SHA-256, "
@@ -256,11 +240,6 @@ def count_lane(lane: str) -> None:
     """One inference that took `lane` (app/serving/admission.py); warm-up excluded."""
     if not is_warmup():
         _record(lambda m: m.lanes.labels(lane).inc())
-
-
-def client_limit(reason: str) -> None:
-    """The request intake answered and closed a connection for breaking a client limit."""
-    _record(lambda m: m.client_limits.labels(reason).inc())
 
 
 def api_key_request(key_label: str, status: int) -> None:

@@ -207,7 +207,7 @@ class Service:
                 self.open_wide_lanes()
                 seconds = self.warm()
             except Exception as exc:
-                self.load_error = f"{type(exc).__name__}: {exc}"
+                self.load_error = type(exc).__name__  # /readyz says what failed, the log says where (no paths)
                 log.exception("lazy model load failed in pid %d", os.getpid())
                 raise
             self.load_error = None
@@ -267,7 +267,7 @@ class Service:
 
     def _not_ready_reason(self) -> str | None:
         if self.load_error is not None:
-            return f"model load failed: {self.load_error}"
+            return f"model load failed ({self.load_error}); see the server log"
         if not self.models_loaded:
             return "models not loaded yet"
         if not self.warmed:

@@ -28,6 +28,9 @@ import requests
 from .common import ROOT, summary
 
 LOOPBACK = "127.0.0.1"
+# what start.sh runs once set up: nginx in front of gunicorn (app/serving/launch.py)
+LAUNCH = (sys.executable, "-m", "app.serving.launch")
+# gunicorn alone, without the front (for comparisons: what nginx adds)
 GUNICORN = (sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py")
 # Thread settings a server must not inherit by accident (the app sets them in its own processes).
 SCRUB = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER")
@@ -94,6 +97,14 @@ def descendants(pid: int, *, depth: int | None = None) -> list[int]:
     return sorted(found)
 
 
+def cmdline(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return [part.decode(errors="replace") for part in handle.read().split(b"\0") if part]
+    except OSError:
+        return []
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of one process."""
     fields = _stat(pid)
@@ -119,9 +130,16 @@ def shared_kib(fields: dict[str, int]) -> int:
     return fields.get("Shared_Clean", 0) + fields.get("Shared_Dirty", 0)
 
 
-def tree_memory(pid: int, workers: Sequence[int]) -> dict[str, float]:
-    """MiB: summed PSS of the tree, the master's PSS, and per worker PSS / private / shared."""
+def tree_memory(pid: int, workers: Sequence[int], *, others: Sequence[int] = ()) -> dict[str, float]:
+    """MiB: summed PSS of the tree (the master, its workers and `others`: the launcher and nginx),
+    the master's PSS, the others' PSS, and per worker PSS / private / shared."""
     master = smaps_rollup(pid)
+    front = 0
+    for other in others:
+        try:
+            front += smaps_rollup(other).get("Pss", 0)
+        except OSError:
+            continue
     per_worker = []
     for worker in workers:
         try:
@@ -130,8 +148,9 @@ def tree_memory(pid: int, workers: Sequence[int]) -> dict[str, float]:
             continue
     mib = 1024.0
     result = {
-        "tree_pss_mib": (master.get("Pss", 0) + sum(w.get("Pss", 0) for w in per_worker)) / mib,
+        "tree_pss_mib": (master.get("Pss", 0) + front + sum(w.get("Pss", 0) for w in per_worker)) / mib,
         "master_pss_mib": master.get("Pss", 0) / mib,
+        "front_pss_mib": front / mib,
         "master_rss_mib": master.get("Rss", 0) / mib,
         "workers_measured": len(per_worker),
     }
@@ -151,12 +170,13 @@ def tree_memory(pid: int, workers: Sequence[int]) -> dict[str, float]:
 
 @dataclass
 class Server:
-    """One server process tree. `kind`: "pilotlight" (gunicorn: a master and its workers) or
-    "rembg" (rembg s: one process). `command` may hold "{port}"; `root` is the checkout it runs in."""
+    """One server process tree. `kind`: "pilotlight" (the launcher: nginx in front of a gunicorn
+    master and its workers; or gunicorn alone with command=GUNICORN or FRONT=none) or "rembg" (rembg
+    s: one process). `command` may hold "{port}"; `root` is the checkout it runs in."""
 
     env: Mapping[str, str] = field(default_factory=dict)
     log_path: Path | None = None
-    command: Sequence[str] = GUNICORN
+    command: Sequence[str] = LAUNCH
     name: str = "pilotlight"
     kind: str = "pilotlight"
     root: Path = ROOT
@@ -199,9 +219,28 @@ class Server:
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    @property
+    def master(self) -> int:
+        """gunicorn's master: the launcher's gunicorn child, or the process itself when gunicorn runs
+        alone (the launcher replaces itself with gunicorn without nginx); rembg s: its one process."""
+        if self.kind != "pilotlight" or _is_gunicorn(self.pid):
+            return self.pid
+        for child in descendants(self.pid, depth=1):
+            if _is_gunicorn(child):
+                return child
+        return self.pid  # not started yet
+
+    def front(self) -> list[int]:
+        """The launcher and nginx's processes: what runs beside gunicorn (empty when it runs alone)."""
+        master = self.master
+        if master == self.pid:
+            return []
+        gunicorn = {master, *descendants(master)}
+        return [self.pid, *(pid for pid in descendants(self.pid) if pid not in gunicorn)]
+
     def workers(self) -> list[int]:
         """gunicorn's live workers (the master's children); rembg s has none."""
-        return descendants(self.pid, depth=1) if self.kind == "pilotlight" else []
+        return descendants(self.master, depth=1) if self.kind == "pilotlight" else []
 
     def get(self, path: str, **kwargs: object) -> requests.Response:
         return requests.get(self.url + path, timeout=kwargs.pop("timeout", 60), **kwargs)  # type: ignore[arg-type]
@@ -281,11 +320,18 @@ class Server:
     # -- resources ------------------------------------------------------------------------------
 
     def memory(self) -> dict[str, float]:
-        return tree_memory(self.pid, self.workers() if self.kind == "pilotlight" else descendants(self.pid))
+        if self.kind != "pilotlight":
+            return tree_memory(self.pid, descendants(self.pid))
+        return tree_memory(self.master, self.workers(), others=self.front())
 
     def tree_pss_kib(self) -> int:
-        workers = self.workers() if self.kind == "pilotlight" else descendants(self.pid)
-        return sum(smaps_rollup(pid).get("Pss", 0) for pid in [self.pid, *workers])
+        total = 0
+        for pid in [self.pid, *descendants(self.pid)]:
+            try:
+                total += smaps_rollup(pid).get("Pss", 0)
+            except OSError:
+                continue
+        return total
 
     def cpu(self) -> dict[int, float]:
         result = {}
@@ -330,6 +376,10 @@ class Server:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
+
+
+def _is_gunicorn(pid: int) -> bool:
+    return any("gunicorn" in part for part in cmdline(pid)[:3])
 
 
 def busy_worker(server: Server, *, timeout: float = 30.0) -> int:

@@ -1,18 +1,19 @@
 """Slow and hostile clients against the real server, next to a good client (loopback only, bounded).
 
-    .venv/bin/python -m bench.slowloris [--seconds 30] [--connections 24] [--root DIR] [--scenario NAME ...]
+    .venv/bin/python -m bench.slowloris [--seconds 30] [--connections 24] [--scenario NAME ...]
 
-Starts gunicorn with gunicorn.conf.py (2 workers, u2netp) on a free port and runs each scenario
+Starts the server as start.sh does (nginx in front of gunicorn, 2 workers, u2netp) on a free port
+and runs each scenario
 for --seconds: hostile connections from 127.0.0.2 (slow headers at 4 bytes/s, a slow 5 MB
 multipart body at 4 bytes/s, connections that send nothing, kept-alive connections left open, a
 flood of short connections, slow readers: a cut-out whose 8 MB answer is read at 4 bytes/s
 through a 4 KiB receive buffer) while a good client on 127.0.0.1 sends /healthz, /readyz and a
 cut-out of the astronaut in turn, each with a 10 s timeout (a Kubernetes probe's). It prints, per
 scenario, the good requests answered / sent and their p50 / p99 / max latency, plus what the
-hostile side saw. `--root DIR` runs the server from another checkout (the "without the fix"
-column: `git archive main | tar -x -C DIR`, with DIR/bench and DIR/tests from this one).
-`--memory` also prints the server's PSS with 0 and with N idle connections open; `--reader-memory N`
-the memory an answer costs while a slow reader holds it (N slow readers, then none).
+hostile side saw. `--memory N` also prints the server's PSS (nginx included) with 0 and with N
+idle connections open; `--reader-memory N` the memory the answers cost while N slow readers hold
+them (nginx keeps 2 MiB of each in memory and the rest in a temporary file under /tmp, which is
+reported apart: on a tmpfs it is memory too).
 
 The same attack helpers drive tests/test_slow_clients.py.
 """
@@ -37,7 +38,7 @@ import numpy as np
 import requests
 
 from .common import portrait_photo
-from .harness import ROOT, Server
+from .harness import Server
 
 HOSTILE = "127.0.0.2"
 CUTOUT = "/api/v1/remove-background"
@@ -164,13 +165,6 @@ def content_length(head: bytes) -> int:
         if name.strip().lower() == b"content-length":
             return int(value.strip())
     return -1
-
-
-def limit_count(server: Server, reason: str) -> float:
-    """pilotlight_client_limits_total{reason=...} from /metrics: connections the intake turned away."""
-    text = server.get("/metrics", timeout=20).text
-    match = re.search(rf'^pilotlight_client_limits_total\{{reason="{reason}"\}} (\S+)$', text, re.MULTILINE)
-    return float(match.group(1)) if match else 0.0
 
 
 def closed_by_server(sock: socket.socket) -> tuple[bool, bytes]:
@@ -459,19 +453,34 @@ def idle_memory(server: Server, connections: int) -> tuple[float, float]:
     return before, after
 
 
-def reader_memory(server: Server, count: int, request: bytes) -> tuple[int, float, float]:
-    """(slow readers held, summed PSS in MiB while they hold their answers, PSS once they have gone).
-    The server should run with RELEASE_MEMORY=off (the two figures then differ only by the answers
-    held) and MIN_RESPONSE_RATE=0. The kernel's socket buffers are not in PSS."""
+def reader_memory(server: Server, count: int, request: bytes) -> tuple[int, float, float, float]:
+    """(slow readers held, summed PSS in MiB while they hold their answers, PSS once they have gone,
+    MiB of nginx's temporary files while they hold them). The server should run with
+    RELEASE_MEMORY=off (the two PSS figures then differ only by the answers held) and a long
+    SEND_TIMEOUT. The kernel's socket buffers are not in PSS."""
     held = open_readers(server.port, request, count, timeout=240)
     try:
         time.sleep(1.0)
         holding = server.tree_pss_kib() / 1024
+        spooled = sum(path.stat().st_size for path in temp_files(server)) / (1024 * 1024)
     finally:
         for sock, _ in held:
             sock.close()
-    time.sleep(2.0)  # the worker sees the reset on its next write and drops the answer
-    return len(held), holding, server.tree_pss_kib() / 1024
+    time.sleep(2.0)  # nginx sees the reset on its next write and drops the answer
+    return len(held), holding, server.tree_pss_kib() / 1024, spooled
+
+
+def temp_files(server: Server) -> list[Path]:
+    """nginx's temporary files of buffered answers (the run folder's proxy/ tree)."""
+    for pid in server.front():
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        match = re.search(r"-c (\S+)/nginx\.conf", command)  # nginx's master: "nginx: master process ... -c CONF"
+        if match:
+            return [path for path in (Path(match.group(1)) / "proxy").rglob("*") if path.is_file()]
+    return []
 
 
 def main() -> None:
@@ -479,22 +488,27 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--connections", type=int, default=24)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--root", type=Path, default=ROOT, help="checkout to run the server from")
     parser.add_argument("--scenario", action="append", choices=SCENARIOS)
     parser.add_argument("--memory", type=int, default=0, help="also measure PSS with this many idle connections")
     parser.add_argument("--reader-memory", type=int, default=0, help="also measure the memory of this many slow readers' answers")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server")
     parser.add_argument("--log", type=Path, default=Path("/tmp/pilotlight-slowloris.log"))
-    parser.add_argument("--label", default="with the fix", help="the column these figures go to in --json")
+    parser.add_argument("--label", default="nginx front", help="the column these figures go to in --json")
     parser.add_argument("--json", type=Path, default=None, help="merge the figures into this file (bench.report reads it)")
+    parser.add_argument("--url", default=None, help="attack this running server (http://127.0.0.1:PORT, e.g. a container) "
+                                                    "instead of starting one; scenarios only")
+    parser.add_argument("--check", action="store_true", help="exit 1 unless every good request of every scenario got 200")
     args = parser.parse_args()
+    if args.url is not None:
+        raise SystemExit(attack_running(args.url, scenarios=args.scenario or list(SCENARIOS[1:]),
+                                        connections=args.connections, seconds=args.seconds, check=args.check))
     env = {"WORKERS": str(args.workers), "MODELS": "u2netp,centerface", "SEGMENTATION_MODEL": "u2netp", "WARMUP_REQUESTS": "1"}
     env.update(item.split("=", 1) for item in args.env)
     photo = portrait_photo().jpeg
-    print(f"server from {args.root}; {args.workers} workers; {args.connections} hostile connections from {HOSTILE}; "  # noqa: T201
+    print(f"{args.workers} workers; {args.connections} hostile connections from {HOSTILE}; "  # noqa: T201
           f"{args.seconds:g} s per scenario; good client timeout 10 s")
     for kind in args.scenario or ([] if args.memory or args.reader_memory else SCENARIOS):  # memory alone: only that figure
-        server = Server(env=env, log_path=args.log, root=args.root).start()
+        server = Server(env=env, log_path=args.log).start()
         try:
             server.wait_ready(timeout=180)
             good, attack = run_scenario(server, kind, connections=args.connections, seconds=args.seconds, photo=photo)
@@ -507,10 +521,10 @@ def main() -> None:
             "sent": good.sent, "answered": good.answered, "ok": good.ok, "p50_s": good.percentile(50),
             "p99_s": good.percentile(99), "max_s": max(good.latencies, default=0.0), "statuses": dict(good.statuses),
             "hostile_opened": attack.opened, "hostile_closed": attack.closed, "seconds": args.seconds,
-            "env": env, "root": str(args.root),
+            "env": env,
         })
     if args.memory:
-        server = Server(env=env, log_path=args.log, root=args.root).start()
+        server = Server(env=env, log_path=args.log).start()
         try:
             server.wait_ready(timeout=180)
             before, after = idle_memory(server, args.memory)
@@ -522,17 +536,38 @@ def main() -> None:
                                                  "kib_per_connection": (after - before) * 1024 / args.memory})
     if args.reader_memory:
         request = cutout_request(big_photo())
-        server = Server(env={**env, "RELEASE_MEMORY": "off", "MIN_RESPONSE_RATE": "0"}, log_path=args.log, root=args.root).start()
+        server = Server(env={**env, "RELEASE_MEMORY": "off", "SEND_TIMEOUT": "600"}, log_path=args.log).start()
         try:
             server.wait_ready(timeout=180)
-            held, holding, gone = reader_memory(server, args.reader_memory, request)
+            held, holding, gone, spooled = reader_memory(server, args.reader_memory, request)
         finally:
             server.stop(timeout=60)
         per = (holding - gone) / max(held, 1)
         print(f"slow readers' answers: PSS {holding:.1f} MiB with {held} held, {gone:.1f} MiB once gone "  # noqa: T201
-              f"({per:.1f} MiB per held answer, a cut-out of about 8 MB)")
+              f"({per:.1f} MiB per held answer, a cut-out of about 8 MB); nginx's temporary files meanwhile "
+              f"{spooled:.1f} MiB")
         record(args.json, args.label, "reader memory", {"held": held, "pss_holding_mib": holding, "pss_gone_mib": gone,
-                                                        "mib_per_answer": per})
+                                                        "mib_per_answer": per, "temp_files_mib": spooled})
+
+
+def attack_running(url: str, *, scenarios: list[str], connections: int, seconds: float, check: bool) -> int:
+    """Each scenario against the server at `url` (loopback), beside the good client; prints one line
+    each; with `check`, 1 unless every good request got 200."""
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    server = Server(port=port)  # not started here: only its address is used
+    photo = portrait_photo().jpeg
+    failed = 0
+    for kind in scenarios:
+        count = SLOW_CLIENT_COUNTS.get(kind, connections)
+        good, attack = run_scenario(server, kind, connections=count, seconds=seconds, photo=photo)
+        print(f"{kind:15s} x{count}: {good.summary()}; hostile: {attack.opened} opened, {attack.closed} closed by the server",  # noqa: T201
+              flush=True)
+        failed += good.ok != good.sent or good.sent < 3
+    return 1 if check and failed else 0
+
+
+# The issue's slow-client proof: connections of each kind beside a good client.
+SLOW_CLIENT_COUNTS = {"slow_headers": 64, "slow_body": 16, "slow_reader": 12}
 
 
 def record(path: Path | None, label: str, key: str, figures: dict[str, object]) -> None:

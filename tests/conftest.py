@@ -64,6 +64,12 @@ def astronaut_jpeg(astronaut: np.ndarray) -> bytes:
 
 
 @pytest.fixture(scope="session")
+def big_photo(astronaut: np.ndarray) -> bytes:
+    """The astronaut at 1600 x 1600 px as JPEG: alpha matting on it keeps a worker busy for seconds."""
+    return jpeg_bytes(np.asarray(Image.fromarray(astronaut).resize((1600, 1600))))
+
+
+@pytest.fixture(scope="session")
 def small_settings(model_home: Path) -> Settings:
     return Settings(
         model_home=model_home,
@@ -100,15 +106,15 @@ def client(app: Flask) -> FlaskClient:
 
 @pytest.fixture(scope="session")
 def running_server(model_home: Path, tmp_path_factory: pytest.TempPathFactory) -> RunningServer:
-    """`with running_server(WORKERS="2") as server:` starts the real gunicorn with the real
-    gunicorn.conf.py on a free loopback port (SMALL_SERVER settings and MODEL_HOME unless given),
+    """`with running_server(WORKERS="2") as server:` starts the real server as start.sh does (nginx
+    in front of gunicorn with the real gunicorn.conf.py, app/serving/launch.py) on a free loopback port (SMALL_SERVER settings and MODEL_HOME unless given),
     waits until /readyz answers 200 (`ready=False`: returns as soon as it is started), and stops
     the whole process tree at the end. Every wait is bounded."""
 
     @contextmanager
     def start(*, ready: bool = True, ready_timeout: float = 240.0, **env: str) -> Iterator[Server]:
         settings = {**SMALL_SERVER, "MODEL_HOME": str(model_home), **env}
-        server = Server(env=settings, log_path=tmp_path_factory.mktemp("server") / "gunicorn.log").start()
+        server = Server(env=settings, log_path=tmp_path_factory.mktemp("server") / "server.log").start()
         try:
             if ready:
                 server.wait_ready(timeout=ready_timeout)

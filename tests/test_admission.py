@@ -1,9 +1,10 @@
-"""The serving layer's admission gate and memory keepers (app/serving/admission.py, memory.py)."""
+"""The serving layer's admission gate, worker slots and memory release (app/serving/admission.py,
+hooks.py, memory.py)."""
 
 from __future__ import annotations
 
 from app.serving.admission import InferenceGate
-from app.serving.memory import MemoryKeepers, malloc_trim
+from app.serving.memory import malloc_trim
 
 
 def test_inference_gate_releases_after_a_request_only_when_asked() -> None:
@@ -19,18 +20,40 @@ def test_inference_gate_releases_after_a_request_only_when_asked() -> None:
     assert lazy.released is True
 
 
-def test_memory_keepers_hand_out_slots_and_free_a_dead_workers() -> None:
-    keepers = MemoryKeepers(1)
-    assert keepers.claim(101) and keepers.claim(101)  # idempotent for the holder
-    assert not keepers.claim(102) and keepers.holds(101) and not keepers.holds(102)
-    keepers.drop(102)  # not a keeper: nothing changes
-    assert keepers.holds(101)
-    keepers.drop(101)  # the master, when the keeper has exited
-    assert keepers.claim(102) and keepers.holds(102) and not keepers.holds(101)
-    two = MemoryKeepers(2)
-    assert two.claim(1) and two.claim(2) and not two.claim(3)
-    none = MemoryKeepers(0)
-    assert not none.claim(1) and not none.holds(1)
+def test_a_worker_takes_the_lowest_free_slot_and_a_replacement_the_dead_ones() -> None:
+    """Slots name a worker's socket behind nginx and whether it keeps its memory (KEEP_MEMORY_WORKERS)."""
+    import gc
+    from types import SimpleNamespace
+
+    from app.serving import hooks
+
+    server = SimpleNamespace(WORKERS={}, cfg=SimpleNamespace(workers=3))
+    workers = [SimpleNamespace() for _ in range(3)]
+    try:
+        for pid, worker in enumerate(workers, 100):
+            hooks.pre_fork(server, worker)  # type: ignore[arg-type]
+            server.WORKERS[pid] = worker
+        assert [worker.slot for worker in workers] == [0, 1, 2]
+        del server.WORKERS[100]  # the worker in slot 0 died
+        replacement = SimpleNamespace()
+        hooks.pre_fork(server, replacement)  # type: ignore[arg-type]
+        assert replacement.slot == 0 and hooks.slot_of(replacement) == 0  # type: ignore[arg-type]
+    finally:
+        gc.unfreeze()
+
+
+def test_one_worker_is_recycled_at_a_time() -> None:
+    """MAX_REQUESTS: a worker past it retires only with the recycling turn, which its warm
+    replacement (the same slot) gives back."""
+    from app.serving.worker import RecyclingTurn
+
+    turn = RecyclingTurn()
+    assert turn.take(0) and turn.take(0)  # slot 0 holds it
+    assert not turn.take(1)  # slot 1 serves on
+    turn.done(1)  # not the holder: nothing changes
+    assert not turn.take(1)
+    turn.done(0)  # slot 0's replacement is warm
+    assert turn.take(1)
 
 
 def test_inferring_workers_count_and_drop_the_dead() -> None:

@@ -1,27 +1,39 @@
-"""The layer rules of app/ (docs/architecture.md): each module imports only from its own layer or
-the ones below it, and the import graph has no cycle. Read from the source with `ast`, module-level
-and function-level imports alike (TYPE_CHECKING imports count too: a cycle in types is a cycle)."""
+"""The layer rules of app/: each module imports only from its own layer or the ones below it, and
+the import graph has no cycle. The layers are read from the table in docs/architecture.md (the
+one place they are written), and the table must name every module of app/ and nothing else.
+Imports are read from the source with `ast`, module-level and function-level imports alike
+(TYPE_CHECKING imports count too: a cycle in types is a cycle)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "architecture.md"
 
-# Bottom to top. A module belongs to the first layer with a matching prefix.
-LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    # settings, errors, metrics, pure data (app.models.manifest: model names and roles, which
-    # config checks SEGMENTATION_MODEL against; it imports nothing from app)
-    ("core", ("app.native_threads", "app.config", "app.timings", "app.specs", "app.observability", "app.errors",
-              "app.cors", "app.models.manifest")),
-    ("imaging", ("app.imaging", "app.imageio")),  # pure image math; bytes <-> pixels
-    ("models", ("app.models",)),  # sessions, registry, one module per model family
-    ("pipelines", ("app.pipelines",)),  # models + pure steps, in order; domain errors, no HTTP
-    ("service", ("app.service", "app.warmup")),  # what the app owns: load, warm, readiness
-    ("web", ("app.api", "app.web", "app.__main__", "app")),  # blueprints, the page, the factory, the CLI
-    ("serving", ("app.serving",)),  # what gunicorn owns: hooks, worker class, admission, memory, watchdog
-]
+
+def read_layers(text: str) -> list[tuple[str, tuple[str, ...], str]]:
+    """(layer, names, may import) per row of the table under '## Layers', bottom to top.
+
+    In the modules column, `x` is the module app.x (`models/manifest`: app.models.manifest,
+    `app/__init__`: app itself) and `x/*` the package app.x with all in it, written "app.x.*".
+    """
+    section = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")][2:]  # past header and rule
+    layers = []
+    for row in rows:
+        layer, names, _holds, may_import = (cell.strip() for cell in row.strip("|").split("|"))
+        dotted = []
+        for name in re.findall(r"`([^`]+)`", names):
+            parts = [part for part in name.removeprefix("app/").split("/") if part != "__init__"]
+            dotted.append(".".join(["app", *parts]))
+        layers.append((layer, tuple(dotted), may_import))
+    return layers
+
+
+LAYERS: list[tuple[str, tuple[str, ...]]] = [(layer, names) for layer, names, _ in read_layers(DOC.read_text())]
 
 
 def module_name(path: Path) -> str:
@@ -33,14 +45,43 @@ def modules() -> dict[str, Path]:
     return {module_name(path): path for path in (ROOT / "app").rglob("*.py")}
 
 
+def _matches(module: str, name: str) -> bool:
+    if name.endswith(".*"):
+        return module == name[:-2] or module.startswith(name[:-1])
+    return module == name
+
+
 def layer_of(module: str) -> int:
-    """The layer of the longest prefix that holds `module` (so app.serving.hooks is serving, not
-    web's catch-all `app`)."""
-    found = [(len(prefix), index) for index, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes
-             if module == prefix or module.startswith(prefix + ".")]
+    """The layer of the longest name that holds `module` (app.models.manifest is core, not models)."""
+    found = [(len(name), index) for index, (_, names) in enumerate(LAYERS) for name in names if _matches(module, name)]
     if not found:
-        raise AssertionError(f"{module} is in no layer: add it to LAYERS and docs/architecture.md")
+        raise AssertionError(f"{module} is in no layer: add it to the table in docs/architecture.md")
     return max(found)[1]
+
+
+def table_problems(layers: list[tuple[str, tuple[str, ...], str]], known: set[str]) -> list[str]:
+    """Where the table and app/ disagree: a module in no row, a name that is no module or package,
+    a name in two rows, a "may import" that is not the layers below."""
+    simple = [(layer, names) for layer, names, _ in layers]
+    problems = []
+    for module in sorted(known):
+        if not any(_matches(module, name) for _, names in simple for name in names):
+            problems.append(f"{module} is in no row")
+    names = [name for _, row in simple for name in row]
+    for name in names:
+        package = name.endswith(".*")
+        if (name[:-2] if package else name) not in known:
+            problems.append(f"{name} names no module of app/")
+        elif package and not (ROOT / Path(*name[:-2].split("."))).is_dir():
+            problems.append(f"{name} is written as a package (x/*) but is a module")
+        if names.count(name) > 1:
+            problems.append(f"{name} stands in more than one row")
+    for index, (layer, _, may_import) in enumerate(layers):
+        below = ", ".join(name for name, _ in simple[:index])
+        said = "nothing above" if index == 0 else "the layers below"
+        if not (may_import.startswith(said) or may_import == below):
+            problems.append(f"{layer}: may import {may_import!r}, but the rule is {said!r} ({below or 'no layer'})")
+    return problems
 
 
 def imports(module: str, path: Path, known: dict[str, Path]) -> set[str]:
@@ -111,6 +152,24 @@ def test_the_rules_catch_a_violation(tmp_path: Path) -> None:
     known = {**modules(), "app.imaging.probe": source}
     found = imports("app.imaging.probe", source, known)
     assert "app.serving.hooks" in found and layer_of("app.serving.hooks") > layer_of("app.imaging.probe")
+
+
+def test_the_table_in_the_doc_names_every_module_and_only_modules() -> None:
+    layers = read_layers(DOC.read_text())
+    assert len(layers) >= 5 and len({layer for layer, _, _ in layers}) == len(layers)
+    assert not table_problems(layers, set(modules())), "docs/architecture.md's layer table and app/ disagree"
+
+
+def test_a_disagreement_between_the_table_and_app_fails() -> None:
+    """The table checker itself: a module left out, a stale name, a wrong "may import"."""
+    text = DOC.read_text()
+    known = set(modules())
+    assert "`imageio`" in text and "| core, imaging |" in text
+    doctored = text.replace("`imageio`", "`imagio`").replace("| core, imaging |", "| core |")
+    problems = table_problems(read_layers(doctored), known)
+    assert "app.imageio is in no row" in problems and "app.imagio names no module of app/" in problems
+    assert any(problem.startswith("models: may import 'core'") for problem in problems)
+    assert table_problems(read_layers(text), known | {"app.newcomer"}) == ["app.newcomer is in no row"]
 
 
 def test_each_module_is_in_the_layer_its_longest_prefix_names() -> None:

@@ -189,6 +189,26 @@ def test_swap_errors(server: Server, astronaut_jpeg: bytes) -> None:
     blank = jpeg_bytes(np.full((200, 200, 3), 128, dtype=np.uint8))
     no_face = server.post("/api/v1/swap", files={"source": photo("s.jpg", astronaut_jpeg), "target": photo("t.jpg", blank)})
     assert no_face.status_code == 422 and no_face.json()["error"]["field"] == "target"
+    nested = "[" * 100_000 + "]" * 100_000  # json.loads raises RecursionError, not ValueError
+    deep = server.post("/api/v1/swap", files={"target": photo("t.jpg", astronaut_jpeg)}, data={"source_embedding": nested})
+    assert deep.status_code == 400 and deep.json()["error"]["code"] == "invalid_field"
+    assert server.get("/healthz").status_code == 200
+
+
+@pytest.mark.parametrize(("fmt", "answer"), [("TIFF", "image/png"), ("BMP", "image/png"), ("PPM", "image/png"),
+                                             ("HEIF", "image/jpeg"), ("AVIF", "image/jpeg")])
+def test_swap_answers_formats_it_cannot_write_in_one_it_can(server: Server, astronaut: np.ndarray, fmt: str, answer: str) -> None:
+    """No `format` asked: the answer is in the target's own format where that is a format of
+    answers (JPEG, PNG, WebP), else JPEG for photo formats and PNG for lossless ones."""
+    from tests.test_imageio import save
+
+    data = save(Image.fromarray(astronaut), fmt)
+    faces = server.post("/api/v1/faces", files={"image": photo("t1.jpg", jpeg_bytes(insightface_image("t1.jpg")))}).json()["faces"]
+    response = server.post("/api/v1/swap", files={"target": ("t.bin", data, "application/octet-stream")},
+                           data={"source_embedding": json.dumps(faces[0]["embedding"])})
+    assert response.status_code == 200, response.text
+    assert response.headers["Content-Type"] == answer
+    assert Image.open(io.BytesIO(response.content)).size == (512, 512)
 
 
 def test_scrfd_deployment_without_swapper(no_swap_server: Server, astronaut_jpeg: bytes) -> None:

@@ -103,3 +103,22 @@ def test_cli_list_and_unknown_name(monkeypatch: pytest.MonkeyPatch, model_home: 
     assert "u2net " in out and "ok" in out
     assert cli.main(["fetch", "no-such-model"]) == 2
     assert cli.main(["ensure", "u2netp"]) == 0
+
+
+def test_a_download_larger_than_its_model_is_cut_off_before_it_is_hashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """file:// answers carry a Content-Length; the cap also holds for a stream without one."""
+    from app.models import fetch as fetching
+
+    huge = tmp_path / "huge.onnx"
+    huge.write_bytes(PAYLOAD * 3)  # three times what the pinned size allows
+    spec = spec_for(UrlSource(huge.as_uri()))
+    hashed: list[Path] = []
+    monkeypatch.setattr(fetching, "sha256_of", lambda path: hashed.append(path) or "0" * 64)
+    with pytest.raises(FetchError, match="at most"):
+        fetch(spec, tmp_path / "home", progress=False)
+    assert hashed == [] and not (tmp_path / "home" / "tiny.onnx").exists()
+    # without a Content-Length: the copy itself stops at the limit
+    import io
+
+    with pytest.raises(OSError, match="refused"):
+        fetching._copy_with_progress(io.BytesIO(b"x" * 5000), io.BytesIO(), total=None, label="stream", progress=False, limit=4096)

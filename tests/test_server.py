@@ -77,7 +77,7 @@ def test_every_worker_is_warm_before_it_serves(server: Server) -> None:
         assert warm_line_index(lines, pid) < first_access_index(lines, pid), f"worker {pid} served before warm"
     # the models were read from disk once, in the master
     assert len([line for line in lines if "startup phase load u2net" in line]) == 1
-    assert f"[{server.pid}]" in next(line for line in lines if "startup phase load u2net" in line)
+    assert f"[{server.master}]" in next(line for line in lines if "startup phase load u2net" in line)
 
 
 def test_healthz_is_liveness(server: Server) -> None:

@@ -1,4 +1,4 @@
-"""Cross-check app/specs.py against passport-photo-specs-data 1.0.1 (CC-BY-4.0, tests/data/NOTICE).
+"""Cross-check app/specs/ against passport-photo-specs-data 1.0.1 (CC-BY-4.0, tests/data/NOTICE).
 
 Every dataset entry is either paired with one of our specs or listed as not covered, with the
 reason. For each pair the head height (mm, or % where the dataset has no mm), print size, pixel

@@ -1,4 +1,4 @@
-"""The rule model of app/specs.py: every bound sourced, fractions derived from mm, rules feasible."""
+"""The rule model of app/specs/: every bound sourced, fractions derived from mm, rules feasible."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from ..errors import bad_request
 from ..imageio import decode, encode, normalise_format
 from ..models.manifest import Role
 from ..models.registry import Registry
-from ..models.segmentation import AlphaMatting
+from ..models.segmentation import AlphaMatting, matting_budget
 from ..pipelines.cutout import cut_out
 from ..service import current_service
 from ..specs import parse_colour
@@ -46,6 +46,7 @@ def remove_background() -> Response:
             foreground_threshold=forms.integer("alpha_matting_foreground_threshold", 240, low=0, high=255),
             background_threshold=forms.integer("alpha_matting_background_threshold", 10, low=0, high=255),
             erode_size=forms.integer("alpha_matting_erode_size", 10, low=0, high=100),
+            max_unknown_px=matting_budget(settings.timeout, configured=settings.max_matting_px),
         )
     service.require_ready()
     loaded = service.registry.names(Role.SEGMENTATION)
@@ -54,9 +55,11 @@ def remove_background() -> Response:
     segmenter = service.registry.segmenter(model_name)
     timings.models["segment"] = model_name
 
-    with timings.stage("decode"):
-        image = decode(data, max_pixels=settings.max_image_pixels)
+    # decode, model and encode inside the slot: a worker holds one photo's pixels at a time, whatever
+    # the requests queued behind it (they hold only their bytes)
     with service.inference(timings):
+        with timings.stage("decode"):
+            image = decode(data, max_pixels=settings.max_image_pixels)
         pixels = cut_out(
             image.rgb,
             segmenter=segmenter,
@@ -66,8 +69,9 @@ def remove_background() -> Response:
             only_mask=only_mask,
             background=background,
         )
-    with timings.stage("encode"):
-        body = encode(pixels, fmt)
+        with timings.stage("encode"):
+            body = encode(pixels, fmt)
+        del pixels
     kind = "mask" if only_mask else "cutout"
     return forms.image_response(
         body,

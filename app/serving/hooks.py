@@ -16,8 +16,10 @@ import gc
 import logging
 import os
 import random
+import socket
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import observability
@@ -27,7 +29,8 @@ from ..models.sessions import ProviderError
 from ..service import Service
 from . import watchdog
 from .admission import InferenceGate, InferringWorkers, WarmWorkers
-from .memory import MemoryKeepers
+from .front import worker_socket
+from .worker import RecyclingTurn
 
 if TYPE_CHECKING:
     from gunicorn.arbiter import Arbiter
@@ -36,8 +39,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _BOOT_PHASES: dict[str, float] = {}
+LISTEN_BACKLOG = 128  # a worker's own socket: nginx sends it only what it will take in turn
 # Shared across the fork: created in the master by on_starting, read by every worker.
-_keepers: MemoryKeepers | None = None
+_recycling: RecyclingTurn | None = None
 _warm_workers: WarmWorkers | None = None
 _inferring: InferringWorkers | None = None
 
@@ -66,15 +70,15 @@ def record_boot(*, started_at: float) -> None:
 
 def on_starting(server: Arbiter) -> None:
     """Master, before the socket is bound: load every model in MODELS once (CPU providers)."""
-    global _keepers, _warm_workers, _inferring
+    global _warm_workers, _inferring, _recycling
     service = Service.of(server.app.wsgi())
     settings = service.settings
     observability.start_master(settings)  # before any metric: multiprocess mode for all
     _inferring = InferringWorkers(slots=2 * server.cfg.workers + 8)  # recycled workers free theirs
+    if server.cfg.max_requests > 0 and server.cfg.workers > 1:
+        _recycling = RecyclingTurn()
     for name, seconds in _BOOT_PHASES.items():
         service.phases.record(name, seconds)
-    if settings.release_memory is ReleaseMemory.IDLE:
-        _keepers = MemoryKeepers(settings.keep_memory_workers)
     if not settings.preload_models:
         server.log.info("PRELOAD_MODELS=false: each worker loads its models on first use")
         return
@@ -105,8 +109,14 @@ def when_ready(server: Arbiter) -> None:
 
 
 def pre_fork(server: Arbiter, worker: Worker) -> None:
-    """Master, right before each fork: move every live object to the permanent generation so the
-    child's garbage collector never writes to (and so never un-shares) the inherited pages."""
+    """Master, right before each fork: give the worker the lowest free slot (0 .. WORKERS-1: its
+    socket behind nginx, and whether it keeps its memory when idle; a replacement takes the slot of
+    the worker it replaces), then move every live object to the permanent generation so the child's
+    garbage collector never writes to (and so never un-shares) the inherited pages."""
+    taken = {getattr(other, "slot", None) for other in server.WORKERS.values()}
+    worker.slot = next(slot for slot in range(len(taken) + 1) if slot not in taken)  # type: ignore[attr-defined]
+    worker.turn = _recycling  # type: ignore[attr-defined]
+    worker.expected_workers = server.cfg.workers  # type: ignore[attr-defined]
     gc.freeze()
 
 
@@ -120,7 +130,7 @@ def post_fork(server: Arbiter, worker: Worker) -> None:
         queue_depth=settings.queue_depth,
         wait_timeout=float(settings.timeout),
         release_after_request=settings.release_memory is ReleaseMemory.REQUEST,
-        keepers=_keepers,
+        keeps_memory=slot_of(worker) < settings.keep_memory_workers,
         inferring=_inferring,
     )
     if settings.preload_models and service.providers.accelerated:
@@ -138,7 +148,8 @@ def post_fork(server: Arbiter, worker: Worker) -> None:
 
 def post_worker_init(worker: Worker) -> None:
     """Child, the last step before it accepts: run the warm-up passes (heartbeat between passes),
-    then start the watchdog."""
+    start the watchdog, and behind nginx open this worker's own socket: nginx sends it requests only
+    from now on."""
     service = Service.of(worker.wsgi)
     settings = service.settings
     if settings.preload_models:
@@ -154,8 +165,29 @@ def post_worker_init(worker: Worker) -> None:
         gate,
         limit=float(settings.timeout),
         release_idle_after=settings.release_memory_idle_s if settings.release_memory is ReleaseMemory.IDLE else None,
-        keepers=_keepers,
     )
+    if settings.worker_sockets is not None:
+        worker.sockets = [listen_unix(worker_socket(settings.worker_sockets, slot_of(worker)))]
+        worker.sockets_dir = settings.worker_sockets  # type: ignore[attr-defined]
+    if _recycling is not None:
+        _recycling.done(slot_of(worker))  # a recycled worker's replacement is warm: the next may go
+
+
+def slot_of(worker: Worker) -> int:
+    """The slot `pre_fork` gave this worker."""
+    return int(getattr(worker, "slot", 0))
+
+
+def listen_unix(path: Path) -> socket.socket:
+    """A listening unix socket at `path` (a stale one from a killed worker is replaced), reachable by
+    nginx's workers whatever user they run as."""
+    path.unlink(missing_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    path.chmod(0o666)
+    listener.listen(LISTEN_BACKLOG)
+    listener.setblocking(False)
+    return listener
 
 
 def gate_of(worker: Worker) -> InferenceGate:
@@ -177,6 +209,9 @@ def worker_exit(server: Arbiter, worker: Worker) -> None:
     """
     if os.getpid() != worker.pid:
         return
+    settings = Service.of(worker.wsgi).settings
+    if settings.worker_sockets is not None:  # nginx moves on to the other workers at once
+        worker_socket(settings.worker_sockets, slot_of(worker)).unlink(missing_ok=True)
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -185,10 +220,8 @@ def worker_exit(server: Arbiter, worker: Worker) -> None:
 
 def child_exit(server: Arbiter, worker: Worker) -> None:
     """Master, after a worker exited (crash, SIGKILL, recycling, shutdown): drop its live metrics
-    (workers_ready) so /metrics counts only live workers; its counters stay in the totals. Free its
-    memory keeper slot for a live worker."""
+    (workers_ready) so /metrics counts only live workers; its counters stay in the totals; it no
+    longer counts as inferring."""
     observability.worker_gone(worker.pid)
-    if _keepers is not None:
-        _keepers.drop(worker.pid)
     if _inferring is not None:
         _inferring.drop(worker.pid)

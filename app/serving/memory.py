@@ -8,9 +8,9 @@ idle for RELEASE_MEMORY_IDLE_S (`idle`, the default: back-to-back requests keep 
 buffers and only the first request after a quiet spell grows them again), after every request
 (`request`), or never (`off`).
 
-`MemoryKeepers` names the workers (KEEP_MEMORY_WORKERS) that keep their buffers when idle, so the
-first request after a quiet spell runs at full speed on one of them (the worker class lets an idle
-keeper accept first); the watchdog (watchdog.py) applies the idle policy.
+The workers in the first KEEP_MEMORY_WORKERS slots keep their buffers when idle, and nginx gives
+them a lone request first (app/serving/front.py), so the first request after a quiet spell runs at
+full speed; the watchdog (watchdog.py) applies the idle policy.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
-import multiprocessing
 
 from ..models.sessions import shrink_shared_arena
 
@@ -49,37 +48,3 @@ def release() -> None:
     """Shrink the shared onnxruntime arena, then trim the heap."""
     shrink_shared_arena()
     malloc_trim()
-
-
-class MemoryKeepers:
-    """The workers that keep their working memory when idle (KEEP_MEMORY_WORKERS): their pids, in
-    memory shared across the fork. A worker becomes a keeper when it goes idle and a slot is free;
-    the master frees a dead worker's slot (`drop`)."""
-
-    def __init__(self, count: int) -> None:
-        self.count = count
-        self._pids = multiprocessing.get_context("fork").Array("i", max(count, 1))
-
-    def claim(self, pid: int) -> bool:
-        """True when `pid` is (now) a keeper."""
-        if self.count == 0:
-            return False
-        with self._pids.get_lock():
-            slots = self._pids.get_obj()
-            if pid in slots[: self.count]:
-                return True
-            for index in range(self.count):
-                if slots[index] == 0:
-                    slots[index] = pid
-                    return True
-        return False
-
-    def holds(self, pid: int) -> bool:
-        return self.count > 0 and pid in self._pids[: self.count]
-
-    def drop(self, pid: int) -> None:
-        with self._pids.get_lock():
-            slots = self._pids.get_obj()
-            for index in range(self.count):
-                if slots[index] == pid:
-                    slots[index] = 0

@@ -15,7 +15,6 @@ import threading
 import time
 
 from .admission import InferenceGate
-from .memory import MemoryKeepers
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +27,6 @@ def start(
     *,
     limit: float,
     release_idle_after: float | None,
-    keepers: MemoryKeepers | None,
 ) -> threading.Thread:
     """Start the watchdog of this worker. `release_idle_after`: seconds of idleness after which
     the working memory is given back (None: never, RELEASE_MEMORY is not `idle`)."""
@@ -39,7 +37,7 @@ def start(
         while True:
             time.sleep(PERIOD_S)
             if release_idle_after is not None and not gate.released and gate.idle_for() >= release_idle_after:
-                if keepers is not None and keepers.claim(pid):
+                if gate.keeps_memory:
                     if not keeping:
                         keeping = True
                         log.info("worker %d keeps its working memory when idle (one of KEEP_MEMORY_WORKERS)", pid)

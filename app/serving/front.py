@@ -1,0 +1,169 @@
+"""nginx in front of gunicorn: its configuration, rendered from `Settings` (pure), and where each
+worker listens.
+
+nginx owns the clients (gunicorn's deployment guide): it reads every request whole before a worker
+sees it, buffers every answer so a slow reader holds nginx's memory or a temporary file and never a
+worker thread, and enforces the client limits (HEADER_TIMEOUT, BODY_TIMEOUT, SEND_TIMEOUT,
+MAX_UPLOAD_MB, MAX_CONNECTIONS_PER_IP, WORKER_CONNECTIONS). gunicorn owns the processes: every warm
+worker listens on a unix socket of its own (`worker_socket`, bound by the `post_worker_init` hook
+once its warm-up is done), so nginx chooses the worker, deterministically:
+
+- inference (every POST) goes to an idle worker when there is one, the keepers first (the workers in
+  slots 0 .. KEEP_MEMORY_WORKERS-1, which keep their working memory when idle), and once every
+  worker is busy to the one with the fewest requests queued (`inference_upstreams`);
+- everything else (probes, the page, its files) goes to the workers in turn;
+- a worker that is not warm (starting, or replaced after a crash) has no socket: nginx passes the
+  request to the next worker before sending it, and answers `503 unavailable` when none is warm.
+
+nginx's own refusals carry the service's one JSON error shape (`FRONT_ERRORS`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from ..config import ReleaseMemory, Settings
+
+TEMPLATES = Path(__file__).with_name("templates")
+KEEPER_WEIGHT = 1_000_000  # smooth weighted round-robin: a non-keeper wins one tie in a million
+NGINX_LEVELS = {"debug": "info", "info": "warn", "warning": "warn", "error": "error", "critical": "crit"}
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """One worker as nginx sees it: its socket, and how requests reach it."""
+
+    socket: Path
+    max_conns: int | None = None  # requests in progress at once (None: no cap)
+    backup: bool = False  # used only while every other (non-backup) worker is busy
+    weight: int = 1  # breaks ties between idle workers
+
+
+@dataclass(frozen=True)
+class FrontError:
+    """A refusal nginx makes itself: `status` is nginx's code, `answer` the one the client gets."""
+
+    status: int
+    answer: int
+    code: str
+    message: str
+    headers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def body(self) -> str:
+        text = json.dumps({"error": {"code": self.code, "message": self.message}})
+        if "'" in text or "\\" in text:  # the body sits in a single-quoted nginx string
+            raise ValueError(f"front error {self.code}: no quotes or backslashes in its message")
+        return text
+
+
+def front_errors(settings: Settings) -> tuple[FrontError, ...]:
+    return (
+        FrontError(400, 400, "bad_request", "The request is not valid HTTP/1.1."),
+        FrontError(408, 408, "request_timeout", "The request did not arrive in time."),
+        FrontError(413, 413, "payload_too_large", f"The upload is larger than the {settings.max_upload_mb:g} MB limit."),
+        FrontError(414, 414, "uri_too_long", "The request line is too long."),
+        FrontError(494, 431, "headers_too_large", "The request headers are too large."),
+        FrontError(429, 429, "too_many_connections",
+                   f"Too many requests in progress from this address (the limit is {settings.max_connections_per_ip}).",
+                   (("Retry-After", "1"),)),
+        FrontError(500, 500, "internal_error", "The server failed to process this request."),
+        FrontError(501, 501, "not_implemented", "This transfer encoding is not supported."),
+        FrontError(502, 503, "unavailable", "No worker can take this request right now (starting or restarting); retry shortly.",
+                   (("Retry-After", "2"),)),
+        FrontError(504, 504, "gateway_timeout", "The request took longer than the server allows."),
+        FrontError(505, 505, "http_version_not_supported", "This server speaks HTTP/1.0 and HTTP/1.1."),
+    )
+
+
+def worker_socket(folder: Path, slot: int) -> Path:
+    """The unix socket the worker in `slot` (0 .. WORKERS-1) listens on once it is warm."""
+    return folder / f"worker-{slot}.sock"
+
+
+def inference_upstreams(folder: Path, *, workers: int, keepers: int) -> list[Upstream]:
+    """Two tiers of the same workers. First every worker once, capped at one request (`max_conns=1`):
+    an idle worker always takes a request before a busy one queues it, and among idle workers the
+    keepers (slots 0 .. keepers-1) come first: nginx breaks least_conn's ties by weight, and a
+    worker with one request is never compared, so the weight decides nothing else. Then, once every
+    worker is busy, the same workers again (nginx `backup` servers), uncapped, by least requests: the
+    queued requests spread evenly, and the admission gate refuses the one past QUEUE_DEPTH with a
+    fast 503."""
+    sockets = [worker_socket(folder, slot) for slot in range(workers)]
+    idle = [Upstream(path, max_conns=1, weight=KEEPER_WEIGHT if slot < keepers else 1) for slot, path in enumerate(sockets)]
+    return idle + [Upstream(path, backup=True) for path in sockets]
+
+
+def listen_address(settings: Settings) -> str:
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    return f"{host}:{settings.port}"
+
+
+def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None, rlimit_nofile: int) -> str:
+    """nginx.conf for `settings`. `run_dir`: nginx's pid and temporary files; `sockets`: the
+    workers' socket folder; `user`: the workers' `user` line when nginx starts as root (else None);
+    `rlimit_nofile`: the open-file limit nginx may raise itself to."""
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,  # noqa: S701  (not HTML: an nginx configuration)
+    )
+    template = environment.get_template("nginx.conf.j2")
+    workers, keepers = settings.workers, _keepers(settings)
+    return template.render(
+        user=user,
+        run_dir=run_dir,
+        rlimit_nofile=rlimit_nofile,
+        error_level=NGINX_LEVELS[settings.log_level],
+        graceful_timeout=settings.graceful_timeout,
+        worker_connections=settings.worker_connections,
+        header_timeout=_seconds(settings.header_timeout),
+        body_timeout=_seconds(settings.body_timeout),
+        send_timeout=_seconds(settings.send_timeout),
+        keepalive=settings.keepalive,
+        max_body_bytes=settings.max_upload_bytes,
+        trusted_proxies=settings.trusted_proxies,
+        json_logs=settings.log_format == "json",
+        keepers=0 < keepers < workers,
+        inference=inference_upstreams(sockets, workers=workers, keepers=keepers),
+        light=[Upstream(worker_socket(sockets, slot)) for slot in range(workers)],
+        listen=listen_address(settings),
+        max_connections_per_ip=settings.max_connections_per_ip or 65535,  # 0: no limit (the zone still counts)
+        read_timeout=2 * settings.timeout + 10,
+        errors=front_errors(settings),
+    )
+
+
+def _keepers(settings: Settings) -> int:
+    """Workers that keep their memory when idle: only RELEASE_MEMORY=idle releases at all."""
+    return settings.keep_memory_workers if settings.release_memory is ReleaseMemory.IDLE else 0
+
+
+def _seconds(value: float) -> str:
+    """nginx time: whole seconds where possible, else milliseconds."""
+    return f"{int(value)}s" if float(value).is_integer() else f"{int(round(value * 1000))}ms"
+
+
+def nginx_user(*, euid: int | None = None) -> str | None:
+    """The `user` line for nginx's workers when it starts as root (they must not run as root);
+    None otherwise: an unprivileged nginx runs every process as its own user."""
+    euid = os.geteuid() if euid is None else euid
+    if euid != 0:
+        return None
+    import grp
+    import pwd
+
+    for user, group in (("www-data", "www-data"), ("nobody", "nogroup"), ("nobody", "nobody")):
+        try:
+            pwd.getpwnam(user)
+            grp.getgrnam(group)
+        except KeyError:
+            continue
+        return f"{user} {group}"
+    raise RuntimeError("nginx starts as root but this system has neither www-data nor nobody to run its workers as")
