@@ -32,20 +32,27 @@ RUN /opt/venv/bin/pip install --no-cache-dir -r requirements.txt \
 # the full venv; npm fetches onnxruntime-web's files for the page's on-device cut-out, and trusts the
 # system CA bundle through NODE_EXTRA_CA_CERTS, as pip does, behind a TLS-inspecting proxy). The
 # pre-optimised models depend on the CPU that runs them: each container writes its own at start
-# (OPTIMISED_HOME, below), so the image carries only the original files. The files get one fixed
-# mtime: a rebuild of this stage then yields the same layer.
+# (OPTIMISED_HOME, below), so the image carries only the original files. U2NET_VARIANTS: which u2net
+# files the image ships. `fp32` (default: int8 is opt-in until it passes the quality gate,
+# app/models/precision.py); `int8` alone (derived here from the verified fp32 file, calibrated on
+# photos the venv's packages ship, app/models/quantised.py, ~35 s and ~2.3 GB of memory;
+# MODEL_PRECISION=auto runs it and the gzip pull is ~126 MB smaller); `both` (MODEL_PRECISION chooses). The files get one fixed mtime: a
+# rebuild of this stage then yields the same layer.
 FROM venv AS models
 ARG MODELS_TO_FETCH="u2net u2netp centerface"
+ARG U2NET_VARIANTS=fp32
 # hadolint ignore=DL3008
 RUN apt-get update \
  && apt-get install -y --no-install-recommends npm \
  && rm -rf /var/lib/apt/lists/*
 COPY app/__init__.py app/native_threads.py app/config.py app/
 COPY app/models/__init__.py app/models/__main__.py app/models/fetch.py app/models/checksums.py app/models/manifest.py \
-     app/models/optimised.py app/models/
+     app/models/optimised.py app/models/quantised.py app/models/
 # hadolint ignore=SC2086
 RUN NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
-    /opt/venv/bin/python -m app.models fetch --quiet --no-optimise ${MODELS_TO_FETCH} web-runtime \
+    /opt/venv/bin/python -m app.models fetch --quiet --no-optimise \
+      "$(case "$U2NET_VARIANTS" in int8) echo --int8-only;; both) echo --int8;; *) echo --no-int8;; esac)" \
+      ${MODELS_TO_FETCH} web-runtime \
  && find /opt/models -exec touch -h -d @0 {} +
 
 FROM venv AS builder

@@ -18,6 +18,7 @@ from pathlib import Path
 DEFAULT_MODELS = ("u2net", "centerface")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 ARENA_MODES = ("shared", "session", "off")  # ORT_CPU_ARENA, see app/models/sessions.py
+PRECISIONS = ("auto", "int8", "fp32")  # MODEL_PRECISION, see app/models/precision.py
 LOG_FORMATS = ("text", "json")
 FRONTS = ("auto", "nginx", "none")  # FRONT, see app/serving/launch.py
 # Read by the request intake that nginx replaced; the launcher warns when one is still set.
@@ -100,6 +101,7 @@ class Settings:
     log_level: str = "info"
     ort_cpu_arena: str = "shared"  # shared | session | off (app/models/sessions.py)
     ort_mem_pattern: bool = False
+    model_precision: str = "auto"  # auto | int8 | fp32: the weights CPU sessions of u2net run (app/models/precision.py)
     release_memory: ReleaseMemory = ReleaseMemory.IDLE
     release_memory_idle_s: float = 2.0
     keep_memory_workers: int = 1  # workers that keep their working memory when idle (app/serving/memory.py)
@@ -184,6 +186,7 @@ class Settings:
             log_level=reader.choice("LOG_LEVEL", defaults.log_level, LOG_LEVELS),
             ort_cpu_arena=reader.choice("ORT_CPU_ARENA", defaults.ort_cpu_arena, ARENA_MODES),
             ort_mem_pattern=reader.boolean("ORT_MEM_PATTERN", defaults.ort_mem_pattern),
+            model_precision=reader.choice("MODEL_PRECISION", defaults.model_precision, PRECISIONS),
             release_memory=ReleaseMemory(reader.choice("RELEASE_MEMORY", defaults.release_memory.value, tuple(m.value for m in ReleaseMemory))),
             release_memory_idle_s=reader.number("RELEASE_MEMORY_IDLE_S", defaults.release_memory_idle_s, low=0.1, high=3600),
             keep_memory_workers=reader.integer("KEEP_MEMORY_WORKERS", defaults.keep_memory_workers, low=0, high=64),

@@ -100,6 +100,13 @@ class _Metrics:
             multiprocess_mode="max",
             registry=r,
         )
+        self.model_variant = Gauge(
+            "pilotlight_model_variant",
+            "1 for the weights each loaded model runs: variant fp32 or int8 (MODEL_PRECISION).",
+            ["model", "variant"],
+            multiprocess_mode="max",
+            registry=r,
+        )
         self.warmup_seconds = Histogram(
             "pilotlight_warmup_seconds",
             "Seconds a worker's warm-up passes took before it accepted connections (and POST /warmup runs).",
@@ -206,8 +213,12 @@ def worker_gone(pid: int) -> None:
     multiprocess.mark_process_dead(pid, path=str(_multiproc_dir))
 
 
-def model_loaded(name: str, seconds: float) -> None:
-    _record(lambda m: m.model_load_seconds.labels(name).set(seconds))
+def model_loaded(name: str, seconds: float, *, variant: str = "fp32") -> None:
+    def update(m: _Metrics) -> None:
+        m.model_load_seconds.labels(name).set(seconds)
+        m.model_variant.labels(name, variant).set(1)
+
+    _record(update)
 
 
 def worker_warm(seconds: float) -> None:

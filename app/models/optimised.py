@@ -7,7 +7,8 @@ of the data file from the page cache instead of holding its own copy (app/models
 
 They live in `OPTIMISED_HOME/<key>/` (default `MODEL_HOME/optimised`): `<name>.onnx` (the graph),
 `<name>.onnx.data` (the weights) and `<name>.json` (the sha256 and size of both, and the size and
-sha256 of the model file they came from). The key names the onnxruntime version and the CPU's vector
+sha256 of the model file they came from); a model's int8 variant (app/models/quantised.py) has its
+own, `<name>.int8.onnx` and so on. The key names the onnxruntime version and the CPU's vector
 instruction set, because the saved graph holds layout choices (NCHWc blocking) that depend on both.
 The fetch command writes them (`python -m app.models fetch|ensure`); a server that finds none for
 its onnxruntime and CPU (a new version, another machine, a container whose image holds only the
@@ -69,19 +70,23 @@ def session_source(spec: ModelSpec, path: Path) -> Path | bytes:
     return path
 
 
-def files_for(spec: ModelSpec, optimised_home: Path, *, key: str | None = None) -> OptimisedFiles:
+FP32 = "fp32"  # the manifest's own file; other variants (app/models/quantised.py: "int8") get a suffix
+
+
+def files_for(spec: ModelSpec, optimised_home: Path, *, key: str | None = None, variant: str = FP32) -> OptimisedFiles:
     folder = optimised_home / (key or cache_key())
-    stem = Path(spec.filename).stem
+    stem = Path(spec.filename).stem + ("" if variant == FP32 else f".{variant}")
     return OptimisedFiles(folder / f"{stem}.onnx", folder / f"{stem}.onnx.data", folder / f"{stem}.json")
 
 
-def usable(spec: ModelSpec, model_home: Path, optimised_home: Path) -> Path | None:
+def usable(spec: ModelSpec, model_home: Path, optimised_home: Path, *, variant: str = FP32) -> Path | None:
     """The pre-optimised graph of `spec` for this onnxruntime and CPU when it is there, came from a
     model file of the present one's size, and its graph and weights have the sha256 on record (they
     live in a writable folder, /tmp in the image: a torn or altered file is written again, never
     loaded; hashing the 176 MB of u2net's weights takes about 0.1 s and reads them into the page
-    cache the sessions load them from); else None."""
-    files = files_for(spec, optimised_home)
+    cache the sessions load them from); else None. `model_home`: the folder of the file the graph
+    is made from (for the int8 variant, app.models.quantised.folder)."""
+    files = files_for(spec, optimised_home, variant=variant)
     try:
         record = json.loads(files.record.read_text())
         sizes = (files.graph.stat().st_size, files.data.stat().st_size, (model_home / spec.filename).stat().st_size)
@@ -97,9 +102,9 @@ def usable(spec: ModelSpec, model_home: Path, optimised_home: Path) -> Path | No
     return files.graph
 
 
-def verify(spec: ModelSpec, model_home: Path, optimised_home: Path) -> bool:
+def verify(spec: ModelSpec, model_home: Path, optimised_home: Path, *, variant: str = FP32) -> bool:
     """True when the pre-optimised files match their recorded sha256 and the model file they came from."""
-    files = files_for(spec, optimised_home)
+    files = files_for(spec, optimised_home, variant=variant)
     try:
         record = json.loads(files.record.read_text())
         return (
@@ -111,13 +116,13 @@ def verify(spec: ModelSpec, model_home: Path, optimised_home: Path) -> bool:
         return False
 
 
-def write(spec: ModelSpec, model_home: Path, optimised_home: Path) -> Path:
+def write(spec: ModelSpec, model_home: Path, optimised_home: Path, *, variant: str = FP32) -> Path:
     """Optimise the model as its sessions load it and save graph + data + record for this key;
     each file is renamed into place once complete, the record last."""
     from .sessions import session_options  # onnxruntime's options, one place
 
     source = session_source(spec, model_home / spec.filename)
-    files = files_for(spec, optimised_home)
+    files = files_for(spec, optimised_home, variant=variant)
     files.graph.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=files.graph.parent, prefix=".writing-") as scratch:
         graph = Path(scratch) / files.graph.name
@@ -134,6 +139,7 @@ def write(spec: ModelSpec, model_home: Path, optimised_home: Path) -> Path:
             data.write_bytes(b"")
         record = {
             "model": spec.name,
+            "variant": variant,
             "key": cache_key(),
             "graph": {"size": graph.stat().st_size, "sha256": sha256_of(graph)},
             "data": {"size": data.stat().st_size, "sha256": sha256_of(data)},
@@ -146,19 +152,19 @@ def write(spec: ModelSpec, model_home: Path, optimised_home: Path) -> Path:
         staged = Path(scratch) / files.record.name
         staged.write_text(json.dumps(record, indent=2))
         os.replace(staged, files.record)
-    log.info("%s: pre-optimised for %s (%.1f MB of weights shared from %s)", spec.name, cache_key(),
+    log.info("%s (%s): pre-optimised for %s (%.1f MB of weights shared from %s)", spec.name, variant, cache_key(),
              files.data.stat().st_size / 1e6, files.data)
     return files.graph
 
 
-def ensure(spec: ModelSpec, model_home: Path, optimised_home: Path) -> Path | None:
+def ensure(spec: ModelSpec, model_home: Path, optimised_home: Path, *, variant: str = FP32) -> Path | None:
     """The usable pre-optimised graph, written first if there is none; None where OPTIMISED_HOME
     cannot be written (logged: the original file is loaded instead)."""
-    graph = usable(spec, model_home, optimised_home)
+    graph = usable(spec, model_home, optimised_home, variant=variant)
     if graph is not None:
         return graph
     try:
-        return write(spec, model_home, optimised_home)
+        return write(spec, model_home, optimised_home, variant=variant)
     except OSError as exc:
         log.warning("model %s: cannot write pre-optimised files in %s (%s); loading the original file",
                     spec.name, optimised_home, exc.strerror or exc)

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import onnxruntime as ort
 
-from . import optimised
+from . import optimised, precision, quantised
 from .base import Model
 from .centerface import CenterFace
 from .checksums import expected_checksum, install_command
@@ -62,6 +62,9 @@ class LoadedModel:
     model: Model
     provider: str
     load_seconds: float
+    variant: str = quantised.FP32  # the weights it runs: "fp32" or "int8" (MODEL_PRECISION, app/models/precision.py)
+    variant_reason: str = ""
+    file: str = ""  # the file loaded, relative to MODEL_HOME
 
     @property
     def name(self) -> str:
@@ -72,13 +75,18 @@ class LoadedModel:
             "role": self.spec.role.value,
             "provider": self.provider,
             "load_seconds": round(self.load_seconds, 4),
+            "variant": self.variant,
+            "variant_reason": self.variant_reason,
         }
 
 
-def _build(spec: ModelSpec, path: Path, providers: Providers, optimised_home: Path | None) -> tuple[Model, str]:
-    """The model of `spec`'s family from `path`, every session from our factory; and the provider
-    its (first) session runs on. On a CPU the sessions load the model's pre-optimised files
-    (written first where missing, app/models/optimised.py), so their weights are shared pages."""
+def _build(
+    spec: ModelSpec, path: Path, providers: Providers, optimised_home: Path | None, *, variant: str = quantised.FP32
+) -> tuple[Model, str]:
+    """The model of `spec`'s family from `path` (the file of `variant`), every session from our
+    factory; and the provider its (first) session runs on. On a CPU the sessions load the model's
+    pre-optimised files (written first where missing, app/models/optimised.py), so their weights are
+    shared pages."""
     family = FAMILIES.get(spec.family)
     if family is None:
         raise ValueError(f"model {spec.name}: no class for family {spec.family!r}")
@@ -86,9 +94,11 @@ def _build(spec: ModelSpec, path: Path, providers: Providers, optimised_home: Pa
     on_cpu = providers.names_for(spec.name)[0] == CPU
 
     def session_factory(model: Path | bytes) -> ort.InferenceSession | Lanes:
-        graph = optimised.ensure(spec, path.parent, optimised_home) if on_cpu and optimised_home is not None else None
+        graph = (optimised.ensure(spec, path.parent, optimised_home, variant=variant)
+                 if on_cpu and optimised_home is not None else None)
         if graph is not None:
-            session = create_session(graph, providers=providers, label=spec.name, preoptimised=True)
+            session = create_session(graph, providers=providers, label=spec.name, preoptimised=True,
+                                     prepack=variant == quantised.INT8)
         else:
             session = create_session(model, providers=providers, label=spec.name)
         sessions.append(session)
@@ -150,9 +160,12 @@ class Registry:
         providers: Providers,
         optimised_home: Path | None = None,
         on_loaded: Callable[[LoadedModel], None] | None = None,
+        model_precision: str = precision.AUTO,
     ) -> list[LoadedModel]:
         """Load each named model that is not loaded yet; returns the ones loaded by this call.
         With `optimised_home`, CPU sessions load from pre-optimised files (app/models/optimised.py).
+        `model_precision` (MODEL_PRECISION): the variant of models that have an int8 one
+        (app/models/precision.py: auto, int8 or fp32).
 
         Raises KeyError for a name the manifest does not know and ModelFileError for a missing or
         corrupt file, before anything is half-registered.
@@ -163,20 +176,39 @@ class Registry:
             for spec in specs:
                 if spec.name in self._models:
                     continue
-                path = check_file(spec, model_home)
                 started = time.perf_counter()
+                path, choice = self._file_to_load(spec, model_home, providers, optimised_home, model_precision)
                 try:
-                    model, provider = _build(spec, path, providers, optimised_home)
+                    model, provider = _build(spec, path, providers, optimised_home, variant=choice.variant)
                 except Exception as exc:  # onnxruntime raises its own hierarchy for unreadable files
                     raise ModelFileError(
                         f"model file {path} could not be loaded ({_first_line(exc)}); run: {_reinstall_command(spec)}"
                     ) from exc
-                entry = LoadedModel(spec, model, provider, time.perf_counter() - started)
+                file = str(path.relative_to(model_home)) if path.is_relative_to(model_home) else str(path)
+                entry = LoadedModel(spec, model, provider, time.perf_counter() - started, variant=choice.variant,
+                                    variant_reason=choice.reason, file=file)
                 self._models[spec.name] = entry
                 loaded.append(entry)
                 if on_loaded is not None:
                     on_loaded(entry)
         return loaded
+
+    @staticmethod
+    def _file_to_load(
+        spec: ModelSpec, model_home: Path, providers: Providers, optimised_home: Path | None, setting: str
+    ) -> tuple[Path, precision.Choice]:
+        """The file of the variant this process runs (app/models/precision.py), after the checks."""
+        if not spec.int8:
+            return check_file(spec, model_home), precision.Choice(quantised.FP32, "the only variant")
+        fp32_installed = (model_home / spec.filename).is_file()  # an image may ship the int8 file alone
+        if fp32_installed:
+            check_file(spec, model_home)  # a present file of the wrong size fails loudly, whatever runs
+        try:
+            resolved = precision.resolve(spec, setting=setting, model_home=model_home, optimised_home=optimised_home,
+                                         providers=providers, fp32_installed=fp32_installed)
+        except precision.PrecisionError as exc:
+            raise ModelFileError(str(exc)) from None
+        return resolved.path, resolved.choice
 
     def get(self, name: str) -> LoadedModel:
         entry = self._models.get(name)

@@ -114,13 +114,16 @@ def resolve_providers(
 
 
 def session_options(
-    *, cpu_arena: str = "shared", mem_pattern: bool = False, threads: int = 1, preoptimised: bool = False
+    *, cpu_arena: str = "shared", mem_pattern: bool = False, threads: int = 1, preoptimised: bool = False,
+    prepack: bool = False,
 ) -> ort.SessionOptions:
     """Options shared by every session (see the module docstring for `cpu_arena` and `mem_pattern`).
 
     `threads`: the intra-op pool (1 for the narrow lane; the wide lane's cores). `preoptimised`: the
     graph was saved already optimised (app/models/optimised.py): no optimisation at load, and no
-    pre-packed copies of the weights, so they stay the shared pages of the external data file."""
+    pre-packed copies of the weights, so they stay the shared pages of the external data file, unless
+    `prepack`: an int8 graph's QLinearConv kernels pack their weights at load, and without that pack
+    they run at half speed (bench.int8 speed), so they keep it (a private copy, 45 MB for u2net)."""
     if cpu_arena not in ARENA_MODES:
         raise ValueError(f"cpu_arena must be one of {', '.join(ARENA_MODES)}, not {cpu_arena!r}")
     options = ort.SessionOptions()
@@ -133,7 +136,7 @@ def session_options(
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     if preoptimised:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        options.add_session_config_entry("session.disable_prepacking", "1")
+        options.add_session_config_entry("session.disable_prepacking", "0" if prepack else "1")
     else:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -143,11 +146,11 @@ def session_options(
 
 
 def create_session(
-    model: Path | bytes, *, providers: Providers, label: str, preoptimised: bool = False
+    model: Path | bytes, *, providers: Providers, label: str, preoptimised: bool = False, prepack: bool = False
 ) -> ort.InferenceSession | Lanes:
     """Build a session for `model` (a path or serialized ONNX bytes; `preoptimised`: a file written
-    by app/models/optimised.py) and log the active provider. A CPU session comes wrapped in `Lanes`
-    (the narrow lane now; a wide one may be opened after the fork).
+    by app/models/optimised.py; `prepack`: see `session_options`) and log the active provider. A CPU
+    session comes wrapped in `Lanes` (the narrow lane now; a wide one may be opened after the fork).
 
     Raises RuntimeError-derived onnxruntime errors for corrupt files; callers name the file.
     """
@@ -155,7 +158,8 @@ def create_session(
         use_shared_arena()
     names = providers.names_for(label)
     source = str(model) if isinstance(model, Path) else model
-    options = session_options(cpu_arena=providers.cpu_arena, mem_pattern=providers.mem_pattern, preoptimised=preoptimised)
+    options = session_options(cpu_arena=providers.cpu_arena, mem_pattern=providers.mem_pattern, preoptimised=preoptimised,
+                              prepack=prepack)
     session = ort.InferenceSession(source, sess_options=options, providers=list(names))
     active = active_provider(session)
     if names[0] != CPU and active == CPU:
@@ -164,7 +168,7 @@ def create_session(
     if active != CPU:
         return session
     lanes = Lanes(session, label=label, wide_source=model if preoptimised and isinstance(model, Path) else None,
-                  providers=providers)
+                  providers=providers, prepack=prepack)
     _ALL_LANES.add(lanes)
     return lanes
 
@@ -181,11 +185,13 @@ class Lanes:
     """A CPU session as the models see it: `run` goes to the lane chosen for this request
     (`lane()`), everything else (inputs, outputs, providers) to the narrow session."""
 
-    def __init__(self, narrow: ort.InferenceSession, *, label: str, wide_source: Path | None, providers: Providers) -> None:
+    def __init__(self, narrow: ort.InferenceSession, *, label: str, wide_source: Path | None, providers: Providers,
+                 prepack: bool = False) -> None:
         self.narrow = narrow
         self.wide: ort.InferenceSession | None = None
         self.label = label
         self.wide_source = wide_source  # the pre-optimised file; None: no wide lane (it would copy the weights)
+        self.prepack = prepack  # the wide lane packs its weights too (an int8 graph: session_options)
         self._providers = providers
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
@@ -203,7 +209,8 @@ class Lanes:
         if self.wide_source is None or threads < 2:
             return False
         options = session_options(
-            cpu_arena=self._providers.cpu_arena, mem_pattern=self._providers.mem_pattern, threads=threads, preoptimised=True
+            cpu_arena=self._providers.cpu_arena, mem_pattern=self._providers.mem_pattern, threads=threads, preoptimised=True,
+            prepack=self.prepack,
         )
         self.wide = ort.InferenceSession(str(self.wide_source), sess_options=options, providers=[CPU])
         return True
