@@ -26,7 +26,6 @@ from bench.slowloris import (
     hostile_socket,
     big_photo,
     open_readers,
-    trickle_read,
 )
 from tests.conftest import RunningServer
 
