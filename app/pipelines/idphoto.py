@@ -91,7 +91,16 @@ class IdPhoto:
         return all(check.passed for check in self.checks if check.passed is not None)
 
     def report(self) -> dict[str, object]:
-        return {"compliant": self.compliant, "checks": [check.to_dict() for check in self.checks]}
+        placement = self.placement
+        return {
+            "compliant": self.compliant,
+            "checks": [check.to_dict() for check in self.checks],
+            # the solver's aim: the smallest margin it left to any band end (mm; negative where no
+            # placement meets every rule), and the rule it belongs to
+            "placement": {"margin_mm": None if not math.isfinite(placement.margin_mm) else round(placement.margin_mm, 2),
+                          "binding_rule": placement.binding,
+                          "broken": {name: round(mm, 2) for name, mm in placement.broken.items()}},
+        }
 
 
 def people(faces: list[Face]) -> list[Face]:
@@ -362,6 +371,7 @@ def make_id_photo(
             background=options.background,
             gradient=options.gradient,
             extended_mm=extended_mm,
+            input_eye_distance_px=float(np.hypot(*(face.landmarks[1] - face.landmarks[0]))),
         )
     return IdPhoto(
         pixels=pixels,

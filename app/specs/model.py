@@ -73,6 +73,7 @@ DEFAULT_PREFIX = "pilotlight default:"
 # custom sizes). Every other Source has an http(s) address.
 PILOTLIGHT_URL = "pilotlight:app/specs/data"
 CROWN_MEANINGS = ("hair", "skull", "unstated")
+WIDTH_MEANINGS = ("face", "head")
 
 
 def _is_number(value: object) -> bool:
@@ -249,6 +250,8 @@ class Rules:
     eye_distance  centre of one eye (pupil) to the other
     crown         "hair": the top of the hair; "skull": the top of the head without hair;
                   "unstated": the authority does not say
+    head_width_of "face": head_width is the face between the ear roots (GA 461's 脸部宽度(两耳根之间),
+                  the Dutch 'van ooraanzet tot ooraanzet'); "head": the whole head, ears and hair included
     max_yaw_deg / max_pitch_deg / max_roll_deg: the largest head rotation accepted (degrees from
                   frontal), from `pose_source`
     """
@@ -262,6 +265,7 @@ class Rules:
     centre_x: Band | None = None
     eye_distance: Band | None = None
     crown: str = "unstated"
+    head_width_of: str = "face"
     max_yaw_deg: float = 5.0
     max_pitch_deg: float = 5.0
     max_roll_deg: float = 8.0
@@ -280,6 +284,8 @@ class Rules:
             raise ValueError("Rules.eye_line must be closed (give an open end a labelled default)")
         if self.crown not in CROWN_MEANINGS:
             raise ValueError(f"Rules.crown must be one of {CROWN_MEANINGS}")
+        if self.head_width_of not in WIDTH_MEANINGS:
+            raise ValueError(f"Rules.head_width_of must be one of {WIDTH_MEANINGS}")
         for label in ("max_yaw_deg", "max_pitch_deg", "max_roll_deg"):
             value = getattr(self, label)
             if not (_is_number(value) and 0 < value <= 45):
@@ -322,6 +328,7 @@ class Rules:
             of_mm = height_mm if vertical else width_mm
             out[name] = None if band is None else band.to_dict(of_mm=of_mm, of="height" if vertical else "width")
         out["crown"] = self.crown
+        out["head_width_of"] = self.head_width_of
         out["pose"] = {
             "max_yaw_deg": self.max_yaw_deg,
             "max_pitch_deg": self.max_pitch_deg,
@@ -340,6 +347,7 @@ class Rules:
         return cls(
             **bands,  # type: ignore[arg-type]
             crown=data["crown"],
+            head_width_of=data.get("head_width_of", "face"),
             max_yaw_deg=pose["max_yaw_deg"],
             max_pitch_deg=pose["max_pitch_deg"],
             max_roll_deg=pose["max_roll_deg"],
