@@ -25,7 +25,8 @@ numbers (passed in by the caller as plain numbers), `inspect_id_photo` measures:
   shadow (breakingbad-jesse), where the shadowed eye's inner corner can win.
 * **crown**: the first row from the top, within the head's central columns (eye midpoint +- 0.6 eye
   distance), where at least 5% of those columns differ from the background colour by more than
-  `background_tolerance` (max over R, G, B).
+  `background_tolerance` (max over R, G, B). For a spec whose crown is the natural top of the head
+  (crown="skull"), the lower of that and SKULL_ABOVE_EYES eye distances above the eye line.
 * **chin**: the mean of two estimates, (a) the eye line plus 1.84 eye distances along the face's
   vertical axis and (b) the cascade box's top plus 1.18 box heights (only (a) for a silhouette).
   Known chins: scikit-image's astronaut (chin y=185, eyes y~102, 43 px apart at 512 px, hand-measured:
@@ -55,6 +56,10 @@ PEOPLE_MIN_WIDTH = 0.4
 EYE_BAND = (0.31, 0.56)  # of the cascade box height, from its top (brows sit at ~0.26, eyes at 0.33-0.42)
 SILHOUETTE_EYE_BAND = (0.22, 0.65)  # of the head height below the crown, when no face is detected
 CROWN_MIN_SHARE = 0.05
+# The natural top of the head above the eye line, in eye distances, for specs whose crown is the
+# skull: read on bald and close-cropped heads, where the silhouette's top is the skull's
+# (Sean Connery 1.55, Obama 1.48 eye distances), so about 1.5, good to about +-8 %.
+SKULL_ABOVE_EYES = 1.5
 DETECT_SIDE = 480  # the cascade runs on a copy this size (px, longer side)
 IRIS_SIGMA = 0.02  # the eye blob filter's scale, in face widths (an iris's radius is ~0.03)
 
@@ -240,6 +245,9 @@ def inspect_id_photo(
     max_centre_offset: float = 0.05,
     min_crown_margin_mm: float = 0.0,
     min_chin_margin_mm: float = 0.0,
+    max_crown_margin_mm: float | None = None,
+    max_chin_margin_mm: float | None = None,
+    crown: str = "hair",
     background_tolerance: float = 30.0,
     max_background_delta: float = 12.0,
 ) -> dict[str, object]:
@@ -248,6 +256,8 @@ def inspect_id_photo(
     `rgb`: (H, W, 3) uint8 RGB, the decoded output file. `head_band`: allowed chin-to-crown height
     as a share of the photo height; `eye_band`: allowed eye-line height above the bottom edge, as a
     share of the height (None: no rule). `background`: the requested colour, RGB 0-255. Margins in mm.
+    `crown`: "hair" measures to the top of the hair; "skull" to the natural top of the head, the
+    lower of the hair's top and SKULL_ABOVE_EYES eye distances above the eye line.
     Returns {"ok": bool, "rules": {name: {"value", "allowed", "pass"}}, "measures": {...}}; a rule
     that cannot be measured (no eyes, no head) fails with value None.
     """
@@ -294,8 +304,12 @@ def inspect_id_photo(
     chin = eye_y + CHIN_BELOW_EYES * distance * math.cos(math.radians(roll))
     if faces:  # two independent estimates, averaged: their errors were of opposite sign on the known chins
         chin = (chin + faces[0].y0 + CHIN_BELOW_BOX_TOP * faces[0].height) / 2.0
-    crown = crown_row(fg, eye_x, 0.6 * distance)
-    measures.update(eye_line_px=round(eye_y, 1), chin_px=round(chin, 1), crown_px=crown)
+    top = crown_row(fg, eye_x, 0.6 * distance)
+    if top is not None and crown == "skull":
+        measures["hair_px"] = top
+        top = max(top, int(round(eye_y - SKULL_ABOVE_EYES * distance * math.cos(math.radians(roll)))))
+    crown_px = top
+    measures.update(eye_line_px=round(eye_y, 1), chin_px=round(chin, 1), crown_px=crown_px)
 
     eye_line = (height - eye_y) / height
     if eye_band is not None:
@@ -305,22 +319,31 @@ def inspect_id_photo(
         measures["eye_line_ratio"] = round(eye_line, 4)
     offset = abs(eye_x - width / 2.0) / width
     rules["horizontal_offset"] = _rule(offset, f"<= {max_centre_offset}", offset <= max_centre_offset)
-    if crown is None:
+    if crown_px is None:
         rules["head_height_ratio"] = _rule(None, "a head below the top edge", False)
     else:
-        ratio = (chin - crown) / height
-        measures["head_height_mm"] = round((chin - crown) / px_per_mm_v, 2)
+        ratio = (chin - crown_px) / height
+        measures["head_height_mm"] = round((chin - crown_px) / px_per_mm_v, 2)
         rules["head_height_ratio"] = _rule(ratio, f"{head_band[0]:.3f}-{head_band[1]:.3f}",
                                            head_band[0] <= ratio <= head_band[1])
-        crown_margin = crown / px_per_mm_v
+        crown_margin = crown_px / px_per_mm_v
+        top_px = measures.get("hair_px", crown_px)
         # A head touching the top row has no measurable margin: its crown may be cut off.
-        rules["crown_margin_mm"] = _rule(crown_margin, f"> {min_crown_margin_mm}" if min_crown_margin_mm == 0 else
-                                         f">= {min_crown_margin_mm}",
-                                         crown > 0 and crown_margin >= min_crown_margin_mm)
+        rules["crown_margin_mm"] = _rule(crown_margin, _mm_band(min_crown_margin_mm, max_crown_margin_mm, strict=True),
+                                         top_px > 0 and crown_margin >= min_crown_margin_mm
+                                         and (max_crown_margin_mm is None or crown_margin <= max_crown_margin_mm))
     chin_margin = (height - chin) / px_per_mm_v
-    rules["chin_margin_mm"] = _rule(chin_margin, f">= {min_chin_margin_mm}", chin_margin >= min_chin_margin_mm)
+    rules["chin_margin_mm"] = _rule(chin_margin, _mm_band(min_chin_margin_mm, max_chin_margin_mm, strict=False),
+                                    chin_margin >= min_chin_margin_mm
+                                    and (max_chin_margin_mm is None or chin_margin <= max_chin_margin_mm))
     rules.update(_background_rule(rgb, background, max_background_delta))
     return {"ok": all(rule["pass"] for rule in rules.values()), "rules": rules, "measures": measures}
+
+
+def _mm_band(low: float, high: float | None, *, strict: bool) -> str:
+    if high is not None:
+        return f"{low}-{high}"
+    return f"> {low}" if strict and low == 0 else f">= {low}"
 
 
 def _eyes_from_silhouette(

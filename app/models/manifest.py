@@ -30,6 +30,7 @@ class Role(str, Enum):
     FACE_RECOGNITION = "face_recognition"
     FACE_ATTRIBUTES = "face_attributes"
     FACE_LANDMARKS_106 = "face_landmarks_106"
+    FACE_LANDMARKS_68 = "face_landmarks_68"
     FACE_SWAP = "face_swap"
 
 
@@ -72,7 +73,23 @@ class ZipMemberSource:
         return f"{self.url} ({self.member})"
 
 
-Source = UrlSource | PipArchiveSource | ZipMemberSource
+@dataclass(frozen=True)
+class NpmConvertSource:
+    """Files out of one pinned npm package (`npm pack`; the tarball checked against npm's sha512
+    `integrity`, each member against its sha256 and size), converted into the model file at fetch
+    time by `convert` (a key of `app.models.fetch.CONVERTERS`)."""
+
+    package: str
+    version: str
+    integrity: str
+    members: tuple[tuple[str, "Checksum"], ...]  # (path inside the tarball, checksum), in the converter's order
+    convert: str
+
+    def describe(self) -> str:
+        return f"npm {self.package}@{self.version} (converted by {self.convert})"
+
+
+Source = UrlSource | PipArchiveSource | ZipMemberSource | NpmConvertSource
 
 
 @dataclass(frozen=True)
@@ -124,6 +141,33 @@ def _buffalo(member: str) -> tuple[Source, ...]:
 MANIFEST: dict[str, ModelSpec] = {
     spec.name: spec
     for spec in (
+        # face-api.js's 68-point landmark net (weights from @vladmandic/face-api 1.7.15, MIT), written
+        # as ONNX at fetch time by app.models.landmarks68.to_onnx. The pin is the converted file's: the
+        # same weights through another onnx release could serialise differently (then re-pin it).
+        ModelSpec(
+            name="landmarks68",
+            role=Role.FACE_LANDMARKS_68,
+            family="landmarks68",
+            filename="face_landmark_68.onnx",
+            size=1_432_538,
+            sha256="e03fed8a46f9c98b5068f0f286b2fe66bf703ae2d38ab177e523babe2b0abba5",
+            licence="MIT (face-api.js, Vincent Muehler; @vladmandic/face-api build)",
+            sources=(
+                NpmConvertSource(
+                    package="@vladmandic/face-api",
+                    version="1.7.15",
+                    integrity="sha512-WDMmK3CfNLo8jylWqMoQgf4nIst3M0fzx1dnac96wv/dvMTN4DxC/Pq1DGtduDk1lktCamQ3MIDXFnvrdHTXDw==",
+                    members=(
+                        ("package/model/face_landmark_68_model-weights_manifest.json",
+                         Checksum("ca4886639f86e99b39fed0c155f81b63317225773bd9616716e887b0153389c9", 8_485)),
+                        ("package/model/face_landmark_68_model.bin",
+                         Checksum("4611ef65c87d836d03d684b30eec4d195d8b219fa1dd58fc58945831c6b9299b", 356_840)),
+                    ),
+                    convert="faceapi-landmarks68",
+                ),
+            ),
+            description="68 face landmarks (iBUG layout), 1x3x112x112 face crop (1.4 MB; the mouth-closed check)",
+        ),
         ModelSpec(
             name="u2net",
             role=Role.SEGMENTATION,
@@ -234,7 +278,7 @@ MANIFEST: dict[str, ModelSpec] = {
     )
 }
 
-DEFAULT_FETCH = ("u2net", "u2netp", "centerface")
+DEFAULT_FETCH = ("u2net", "u2netp", "centerface", "landmarks68")
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from .base import Model
 from .centerface import CenterFace
 from .checksums import expected_checksum, install_command
 from .insight import ArcFace, GenderAge, Landmark106, Scrfd, Swapper
+from .landmarks68 import Landmarks68
 from .manifest import MANIFEST, ModelSpec, Role, get_spec
 from .segmentation import Segmenter
 from .sessions import CPU, Lanes, Providers, active_provider, create_session
@@ -41,6 +42,7 @@ FAMILIES: dict[str, type[Model]] = {
     "genderage": GenderAge,
     "landmark_106": Landmark106,
     "inswapper": Swapper,
+    "landmarks68": Landmarks68,
 }
 
 
@@ -233,6 +235,11 @@ class Registry:
     def face_detector(self) -> tuple[str, FaceDetector] | None:
         """(name, detector) for face analysis: SCRFD when loaded, else CenterFace; None without either."""
         return self.find_named(Scrfd) or self.find_named(CenterFace)
+
+    def landmarker(self) -> Landmarks68 | None:
+        """The 68-point landmark net when loaded (the expression checks), else None."""
+        found = self.find_named(Landmarks68)
+        return None if found is None else found[1]
 
     def segmenter(self, name: str) -> Segmenter:
         model = self.get(name).model

@@ -17,10 +17,11 @@ from pymatting import estimate_foreground_ml
 
 from ..errors import NoFace, PhotoRejected
 from ..imageio import encode
-from ..imaging import compliance, quality
+from ..imaging import compliance, expression, quality
 from ..imaging.compose import flatten
 from ..imaging.sheet import Paper, SheetLayout, plan_sheet, render_sheet
 from ..models.faces import Face
+from ..models.landmarks68 import Landmarks68, mouth_openness
 from ..models.registry import FaceDetector
 from ..models.segmentation import AlphaMatting, Segmenter
 from ..imaging.placement import (
@@ -289,7 +290,7 @@ def _place(face: Face, alpha: np.ndarray, roll: float, spec: PhotoSpec) -> tuple
         raise _cut_off(edge)
     try:
         head = measure_upright(face.landmarks, face.box, upright_matte(alpha, roll_deg=roll, pivot=pivot),
-                               roll_deg=roll, pivot=pivot)
+                               roll_deg=roll, pivot=pivot, crown=spec.rules.crown)
     except PlacementError as exc:
         raise _cut_off(exc.edge) from None
     placement = place_on_rules(head, spec.rules, roll_deg=roll, pivot=pivot, size=(spec.width_px, spec.height_px),
@@ -314,6 +315,20 @@ def _render(foreground: np.ndarray, alpha: np.ndarray, placement: Placement, ext
     return flatten(rgb_out, alpha_out, options.background), alpha_out
 
 
+def face_checks(
+    rgb: np.ndarray, alpha: np.ndarray, face: Face, faces: list[Face], spec: PhotoSpec, landmarker: Landmarks68 | None
+) -> list[compliance.Check]:
+    """The lines judged on the original: hands near the head (the person's matte and the face's own
+    skin colour), and with the landmark net, the mouth (one 112 x 112 run)."""
+    others = [other.box for other in faces if other is not face and abs(other.box[0] - face.box[0]) > 1.0]
+    area, _ = expression.hands_near_head(rgb, alpha, face.landmarks, chin_y=_chin_y(face), other_faces=others)
+    checks = [compliance.hands_check(area)]
+    if landmarker is not None:
+        points = landmarker.landmarks(rgb, face.box)
+        checks.append(compliance.mouth_check(mouth_openness(points), required=spec.rules.mouth_closed))
+    return checks
+
+
 def make_id_photo(
     rgb: np.ndarray,
     *,
@@ -322,8 +337,12 @@ def make_id_photo(
     options: IdPhotoOptions,
     max_side: int,
     timings: Timings,
+    landmarker: Landmarks68 | None = None,
 ) -> IdPhoto:
     """From an upright (H, W, 3) uint8 RGB portrait to a photo placed on every rule of the spec.
+
+    `landmarker` (the 68-point net, when loaded) adds the mouth-closed line; without it that line
+    stays "not checked".
 
     Raises PhotoRejected (or NoFace) for photos that cannot make one (face count, the head itself
     cut off by an edge, max_kb). Where the frame needs more than the original shows beside, above
@@ -341,6 +360,8 @@ def make_id_photo(
     with timings.stage("segment"):
         matte = segmenter.matte(rgb, max_side=max_side, alpha_matting=options.alpha_matting)
         alpha = keep_person(matte.alpha, face.box)
+    with timings.stage("expression"):
+        judged = face_checks(rgb, alpha, face, faces, spec, landmarker)
     with timings.stage("place"):
         placement, extension = _place(face, alpha, roll, spec)
         chin_in = _chin_y(face)
@@ -372,6 +393,8 @@ def make_id_photo(
             gradient=options.gradient,
             extended_mm=extended_mm,
             input_eye_distance_px=float(np.hypot(*(face.landmarks[1] - face.landmarks[0]))),
+            extra=judged,
+            mouth_judged=landmarker is not None,
         )
     return IdPhoto(
         pixels=pixels,

@@ -25,6 +25,7 @@ CV photo), plus `order.toml`:
     citation = "BMI / Bundesdruckerei 'Fotomustertafel'"   # the short citation (PhotoSpec.source)
     crown = "skull"                # "hair", "skull" or "unstated" (the default)
     head_width_of = "face"         # head_width is the "face" between the ear roots (the default) or the whole "head"
+    mouth_closed = true            # a closed mouth is required (the default); false where a natural smile is allowed
     head_height = { low = "32 mm", high = "36 mm", source = "de-head" }
     eye_line = { low = "50 %", high = "70 %", source = "iso-eyes", note = "50-70 % of 45 mm." }
 
@@ -73,7 +74,7 @@ BAND_KEYS = frozenset({"low", "high", "nominal", "tolerance", "source", "low_sou
 POSE_KEYS = frozenset({"max_yaw_deg", "max_pitch_deg", "max_roll_deg", "source"})
 FILE_KEYS = ("min_px", "max_px", "min_file_size", "max_file_size", "file_source")
 REQUIRED_SPEC_KEYS = ("name", "country", "width", "height", "dpi", "size_source", "backgrounds", "citation")
-SPEC_KEYS = frozenset({"extends", "aliases", "crown", "head_width_of", "pose", *REQUIRED_SPEC_KEYS, *FILE_KEYS, *RULE_NAMES})
+SPEC_KEYS = frozenset({"extends", "aliases", "crown", "head_width_of", "mouth_closed", "pose", *REQUIRED_SPEC_KEYS, *FILE_KEYS, *RULE_NAMES})
 SIZE_UNITS = ("mm", "cm", "in", "px")
 BAND_UNITS = ("mm", "cm", "in", "%", "px")
 FILE_UNITS = {"KB": 1, "kB": 1, "MB": 1024}
@@ -338,6 +339,7 @@ def _spec(spec_id: str, file: str, table: dict[str, Any], sources: dict[str, Sou
             **bands,  # type: ignore[arg-type]
             crown=table.get("crown", "unstated"),
             head_width_of=table.get("head_width_of", "face"),
+            mouth_closed=table.get("mouth_closed", True),
             **pose,
         )
         eye = rules.eye_line

@@ -252,6 +252,8 @@ class Rules:
                   "unstated": the authority does not say
     head_width_of "face": head_width is the face between the ear roots (GA 461's 脸部宽度(两耳根之间),
                   the Dutch 'van ooraanzet tot ooraanzet'); "head": the whole head, ears and hair included
+    mouth_closed  True: a neutral expression with the mouth closed is required (ICAO Doc 9303 and the
+                  rules that follow it); False: the authority allows a natural smile or states no rule
     max_yaw_deg / max_pitch_deg / max_roll_deg: the largest head rotation accepted (degrees from
                   frontal), from `pose_source`
     """
@@ -266,6 +268,7 @@ class Rules:
     eye_distance: Band | None = None
     crown: str = "unstated"
     head_width_of: str = "face"
+    mouth_closed: bool = True
     max_yaw_deg: float = 5.0
     max_pitch_deg: float = 5.0
     max_roll_deg: float = 8.0
@@ -286,6 +289,8 @@ class Rules:
             raise ValueError(f"Rules.crown must be one of {CROWN_MEANINGS}")
         if self.head_width_of not in WIDTH_MEANINGS:
             raise ValueError(f"Rules.head_width_of must be one of {WIDTH_MEANINGS}")
+        if not isinstance(self.mouth_closed, bool):
+            raise ValueError("Rules.mouth_closed must be True or False")
         for label in ("max_yaw_deg", "max_pitch_deg", "max_roll_deg"):
             value = getattr(self, label)
             if not (_is_number(value) and 0 < value <= 45):
@@ -329,6 +334,7 @@ class Rules:
             out[name] = None if band is None else band.to_dict(of_mm=of_mm, of="height" if vertical else "width")
         out["crown"] = self.crown
         out["head_width_of"] = self.head_width_of
+        out["mouth_closed"] = self.mouth_closed
         out["pose"] = {
             "max_yaw_deg": self.max_yaw_deg,
             "max_pitch_deg": self.max_pitch_deg,
@@ -348,6 +354,7 @@ class Rules:
             **bands,  # type: ignore[arg-type]
             crown=data["crown"],
             head_width_of=data.get("head_width_of", "face"),
+            mouth_closed=data.get("mouth_closed", True),
             max_yaw_deg=pose["max_yaw_deg"],
             max_pitch_deg=pose["max_pitch_deg"],
             max_roll_deg=pose["max_roll_deg"],

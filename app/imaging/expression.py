@@ -1,0 +1,132 @@
+"""What the geometry rules do not see: the mouth closed, and hands kept away from the head.
+
+Pure functions on numpy arrays, judged on the original photo (the output is the same face, scaled).
+Colour order RGB, coordinates image px (x right, y down).
+
+Mouth closed: the gap between the inner lips over the mouth's width, from the 68 landmarks of
+`app.models.landmarks68` (`mouth_openness`). MOUTH_OPEN_ABOVE was set on the corpus's frontal
+portraits labelled by eye (bench.corpus: `mouth`): the lips-closed ones read 0.011-0.099 and those
+with teeth or tongue showing 0.102-0.433, so the threshold sits between the two groups; `python -m
+bench.idphoto --expression` prints the table and the accuracy.
+
+Eyes open: not judged. The same net's eye aspect ratio does not separate shut eyes from open ones on
+the labelled portraits (shut 0.24-0.31, open 0.22-0.39: a 68-point regression pulls the lids
+towards the mean shape), so the line stays "not checked".
+
+Hands near the head: skin-coloured pixels of the person, above the chin and beside the head
+(further out than HEAD_HALF_SPAN_IOD eye distances from the face's centre line, past the ears), in
+the frame levelled by the face's roll. The skin colour is the face's own (the median Cr and Cb of
+the cheeks, with a tolerance from their spread). A hand on the forehead is found by its forearm;
+a neighbour's face beside the head is not counted (its box is left out).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .opencv import cv2
+
+MOUTH_OPEN_ABOVE = 0.10  # inner-lip gap / mouth width: over this the lips are apart (see the docstring)
+HEAD_HALF_SPAN_IOD = 1.6  # the head's half width with its ears, in eye distances (ears reach ~1.4)
+ABOVE_EYES_IOD = 2.2  # how far above the eye line the search reaches, in eye distances (hair and hands on it)
+SKIN_SPREADS = 3.0  # the skin colour's tolerance: this many spreads (robust sd) of the cheeks' Cr and Cb ...
+SKIN_TOLERANCE = 10.0  # ... plus this, in Cr/Cb units
+# Skin area beside the head that counts as a hand, in eye distances squared (a hand is about 2-3):
+# on the corpus, the two portraits with a hand raised read 2.7 and 3.9, the frontal ones without
+# under 1.1 but one (party-pout, 2.6: a friend's half face cut by the photo's edge, which no
+# detector finds).
+MIN_HAND_AREA_IOD2 = 2.0
+WORK_IOD = 40.0  # px between the eyes at which the skin is read
+REACH_IOD = 4.0  # the window read about the head, in eye distances (plus the eye-to-chin distance)
+PERSON = 128
+
+
+def cheeks(ycrcb: np.ndarray, five: np.ndarray) -> np.ndarray:
+    """(N, 3) YCrCb pixels of the two cheeks: below each eye, above the mouth corner's height."""
+    iod = float(np.hypot(*(five[1] - five[0])))
+    samples = []
+    for eye, corner in ((five[0], five[3]), (five[1], five[4])):
+        cx = float((eye[0] + corner[0]) / 2.0)
+        cy = float(eye[1] + 0.55 * (corner[1] - eye[1]))
+        half = max(1, int(0.15 * iod))
+        y0, x0 = max(0, int(cy) - half), max(0, int(cx) - half)
+        patch = ycrcb[y0 : int(cy) + half + 1, x0 : int(cx) + half + 1]
+        samples.append(patch.reshape(-1, 3))
+    return np.concatenate(samples, axis=0)
+
+
+def hands_near_head(
+    rgb: np.ndarray,
+    alpha: np.ndarray,
+    five: np.ndarray,
+    *,
+    chin_y: float,
+    other_faces: list[tuple[float, float, float, float]] | None = None,
+) -> tuple[float, np.ndarray]:
+    """(skin area beside the head above the chin, in eye distances squared; its (H, W) bool mask).
+
+    `rgb` (H, W, 3) uint8 and `alpha` (H, W) uint8 are the original and its person matte; `five`
+    the face's five landmarks; `chin_y` the chin's row along the face's axis. Boxes in `other_faces`
+    (other people's faces) are left out."""
+    full = np.zeros(alpha.shape, bool)
+    left, right = five[0], five[1]
+    iod = float(np.hypot(*(right - left)))
+    if iod < 1.0:
+        return 0.0, full
+    # only a window about the head is read: REACH_IOD eye distances each way from the eye midpoint
+    reach = REACH_IOD * iod + abs(chin_y - float(left[1] + right[1]) / 2.0)
+    mid_x, mid_y = float(left[0] + right[0]) / 2.0, float(left[1] + right[1]) / 2.0
+    wx0, wy0 = max(0, int(mid_x - reach)), max(0, int(mid_y - reach))
+    wx1, wy1 = min(alpha.shape[1], int(math.ceil(mid_x + reach))), min(alpha.shape[0], int(math.ceil(mid_y + reach)))
+    if wx1 - wx0 < 2 or wy1 - wy0 < 2:
+        return 0.0, full
+    offset = np.array([wx0, wy0], np.float32)
+    rgb, alpha, five = rgb[wy0:wy1, wx0:wx1], alpha[wy0:wy1, wx0:wx1], np.asarray(five, np.float32) - offset
+    chin_y -= wy0
+    other_faces = [(x0 - wx0, y0 - wy0, x1 - wx0, y1 - wy0) for x0, y0, x1, y1 in other_faces or []]
+    # measured at WORK_IOD px between the eyes (areas are in eye distances squared: the scale cancels)
+    factor = min(1.0, WORK_IOD / iod)
+    window = (wx1 - wx0, wy1 - wy0)
+    if factor < 1.0:
+        size = (max(2, round(window[0] * factor)), max(2, round(window[1] * factor)))
+        rgb = cv2.resize(np.ascontiguousarray(rgb), size, interpolation=cv2.INTER_AREA)
+        alpha = cv2.resize(np.ascontiguousarray(alpha), size, interpolation=cv2.INTER_AREA)
+        five, chin_y, iod = five * factor, chin_y * factor, iod * factor
+        other_faces = [tuple(v * factor for v in box) for box in other_faces]
+    height, width = alpha.shape
+    left, right = five[0], five[1]
+    roll = math.atan2(float(right[1] - left[1]), float(right[0] - left[0]))
+    mid = (left + right) / 2.0
+    centre = np.mean(five[[0, 1, 3, 4]], axis=0)
+    ycrcb = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2YCrCb).astype(np.float32)
+    skin = cheeks(ycrcb, five)
+    median = np.median(skin, axis=0)
+    spread = np.median(np.abs(skin - median), axis=0) * 1.4826
+    tolerance = SKIN_SPREADS * spread[1:] + SKIN_TOLERANCE
+    is_skin = (np.abs(ycrcb[..., 1] - median[1]) <= tolerance[0]) & (np.abs(ycrcb[..., 2] - median[2]) <= tolerance[1])
+    # the face's frame: u across (along the eye line), v down (along the face's axis), from the eye midpoint
+    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+    dx, dy = xs - mid[0], ys - mid[1]
+    cos, sin = math.cos(roll), math.sin(roll)
+    u = dx * cos + dy * sin
+    v = -dx * sin + dy * cos
+    centre_u = float((centre[0] - mid[0]) * cos + (centre[1] - mid[1]) * sin)
+    chin_v = float(chin_y - mid[1])
+    beside = (np.abs(u - centre_u) > HEAD_HALF_SPAN_IOD * iod) & (v < 0.8 * chin_v) & (v > -ABOVE_EYES_IOD * iod)
+    mask = beside & is_skin & (alpha >= PERSON)
+    for x0, y0, x1, y1 in other_faces:  # another face, and its neck below it
+        w, h = x1 - x0, y1 - y0
+        mask[max(0, int(y0 - 0.3 * h)) : int(y1 + 1.0 * h), max(0, int(x0 - 0.3 * w)) : int(x1 + 0.3 * w)] = False
+    # the largest connected piece (scattered skin-coloured pixels of hair or clothes are not a hand)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    if count <= 1:
+        return 0.0, full
+    largest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    area = float(stats[largest, cv2.CC_STAT_AREA]) / (iod * iod)
+    piece = (labels == largest).astype(np.uint8)
+    if factor < 1.0:
+        piece = cv2.resize(piece, window, interpolation=cv2.INTER_NEAREST)
+    full[wy0:wy1, wx0:wx1] = piece > 0
+    return area, full
