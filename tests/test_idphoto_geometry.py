@@ -277,10 +277,28 @@ def test_shoulders_widen_below_the_original() -> None:
     assert width_new == pytest.approx(width_last + 60, abs=6)
 
 
-def test_clothing_continues_in_its_colours_without_streaks() -> None:
+def streak_energy(pixels: np.ndarray) -> float:
+    """Directional streak energy of an (H, W, 3) patch: the mean squared step across columns over the
+    mean squared step down rows. About 1 for isotropic grain; vertical streaks (rows repeated) make
+    the steps down rows vanish and the ratio large, horizontal ones make it small."""
+    grey = pixels.astype(np.float64).mean(axis=2)
+    across = np.diff(grey, axis=1) ** 2
+    down = np.diff(grey, axis=0) ** 2
+    return float(across.mean() / max(down.mean(), 1e-6))
+
+
+def seam_contrast(pixels: np.ndarray, row: int) -> float:
+    """The mean step across the seam between `row - 1` and `row`, over the mean step between rows
+    in the ten rows above it (1: the seam is as visible as any other row boundary)."""
+    grey = pixels.astype(np.float64).mean(axis=2)
+    steps = np.abs(np.diff(grey[row - 11 : row + 1], axis=0)).mean(axis=1)
+    return float(steps[-1] / max(steps[:-1].mean(), 1e-6))
+
+
+def test_clothing_continues_with_its_own_grain_and_no_seam_or_streaks() -> None:
     """A noisy shirt (grey, with a dark tie) cut by the bottom and left edges: beyond each edge the
-    clothing keeps its colours and its large shapes (the tie runs on), but not the edge row's or
-    column's pixel noise, which, repeated, draws streaks."""
+    clothing keeps its colours, its large shapes (the tie runs on) and its grain (the noise's
+    strength), without streaks (issue 14's complaint) and without a visible seam at the old edge."""
     rng = np.random.default_rng(7)
     matte = np.zeros((200, 300), np.uint8)
     matte[100:, :260] = 255  # a body running into the bottom and the left edge
@@ -290,12 +308,42 @@ def test_clothing_continues_in_its_colours_without_streaks() -> None:
     new_rows = fg[200:, 60:300].astype(np.float64)
     cloth = np.r_[60:180, 220:300]  # the shirt's columns beside the tie (at 190-210 in the grown image)
     assert np.abs(new_rows[:, cloth - 60].mean(axis=(0, 1)) - 140).max() < 6, "the shirt's colour continues"
-    assert new_rows[:, cloth - 60].std(axis=1).mean() < 0.3 * shirt[199].astype(np.float64).std(axis=0).mean()
+    grain_old = shirt[150:200, 20:130].astype(np.float64).std()
+    grain_new = fg[210:280, 70:180].astype(np.float64).std()
+    assert 0.6 * grain_old <= grain_new <= 1.4 * grain_old, (grain_old, grain_new)
+    energy_old = streak_energy(shirt[150:200, 20:130])
+    energy_new = streak_energy(fg[210:280, 70:180])
+    assert 0.6 * energy_old <= energy_new <= 1.6 * energy_old, (energy_old, energy_new)
+    assert seam_contrast(fg[:, 70:180], 200) < 1.5
     tie = fg[200:, 50 + 140 : 50 + 160]
     assert tie.mean() < 50, "the tie runs on below the old edge"
     beside = fg[150:200, :50].astype(np.float64)
     assert np.abs(beside.mean(axis=(0, 1)) - 140).max() < 6
-    assert beside.std(axis=0).mean() < 0.3 * shirt[:, 0].astype(np.float64).std(axis=0).mean()
+    assert 0.6 * grain_old <= beside.std() <= 1.4 * grain_old
+
+
+def test_a_neck_cut_by_the_bottom_edge_becomes_shoulders_in_cloth_not_a_skin_tube() -> None:
+    """The bottom edge cuts through a neck (skin) with a collar either side: below it the body widens
+    like shoulders, and skin ends in a V neckline; nothing skin-coloured runs to the new bottom."""
+    from app.imaging.placement import Skin
+
+    skin_rgb = np.array([224, 172, 150], np.uint8)
+    shirt_rgb = np.array([40, 60, 120], np.uint8)
+    matte = np.zeros((200, 400), np.uint8)
+    matte[150:, 170:230] = 255  # the neck
+    matte[185:, 140:260] = 255  # the collar either side of it
+    colours = np.zeros((200, 400, 3), np.uint8)
+    colours[matte > 0] = shirt_rgb
+    colours[150:, 180:220] = skin_rgb
+    import cv2
+
+    ycrcb = cv2.cvtColor(skin_rgb[None, None, :], cv2.COLOR_RGB2YCrCb)[0, 0].astype(float)
+    skin = Skin(median=tuple(ycrcb), tolerance=(12.0, 12.0))
+    fg, grown = extend(colours, matte, Extension(bottom=150), body_from_y=100.0, skin=skin, face_width=100.0)
+    assert (grown[-1] >= 128).sum() > 2 * (matte[-1] > 0).sum(), "the body widens into shoulders"
+    below = fg[200 + 60 :][grown[200 + 60 :] >= 128]
+    assert not skin.mask(below[None]).any(), "no skin below the neckline"
+    assert skin.mask(fg[200:203, 190:210]).all(), "the neck runs on just below the edge (no hard seam)"
 
 
 def test_only_the_chosen_person_stays_in_the_matte() -> None:

@@ -27,10 +27,12 @@ import math
 import numpy as np
 
 from .opencv import cv2
+from .placement import Skin
 
 MOUTH_OPEN_ABOVE = 0.10  # inner-lip gap / mouth width: over this the lips are apart (see the docstring)
 HEAD_HALF_SPAN_IOD = 1.6  # the head's half width with its ears, in eye distances (ears reach ~1.4)
 ABOVE_EYES_IOD = 2.2  # how far above the eye line the search reaches, in eye distances (hair and hands on it)
+MIN_SKIN_CHROMA = 4.0  # Cr/Cb units from neutral grey under which a face has no usable colour
 SKIN_SPREADS = 3.0  # the skin colour's tolerance: this many spreads (robust sd) of the cheeks' Cr and Cb ...
 SKIN_TOLERANCE = 10.0  # ... plus this, in Cr/Cb units
 # Skin area beside the head that counts as a hand, in eye distances squared (a hand is about 2-3):
@@ -55,6 +57,20 @@ def cheeks(ycrcb: np.ndarray, five: np.ndarray) -> np.ndarray:
         patch = ycrcb[y0 : int(cy) + half + 1, x0 : int(cx) + half + 1]
         samples.append(patch.reshape(-1, 3))
     return np.concatenate(samples, axis=0)
+
+
+def face_skin(rgb: np.ndarray, five: np.ndarray) -> Skin | None:
+    """The face's own skin colour from its cheeks (`cheeks`): median YCrCb and a tolerance of
+    SKIN_SPREADS robust spreads plus SKIN_TOLERANCE on Cr and Cb. None for a photo without colour
+    (a black-and-white print: every grey would read as skin)."""
+    ycrcb = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2YCrCb) if rgb.size else rgb
+    samples = cheeks(ycrcb.astype(np.float32), np.asarray(five, np.float64))
+    median = np.median(samples, axis=0)
+    spread = np.median(np.abs(samples - median), axis=0) * 1.4826
+    tolerance = SKIN_SPREADS * spread[1:] + SKIN_TOLERANCE
+    if max(abs(float(median[1]) - 128.0), abs(float(median[2]) - 128.0)) < MIN_SKIN_CHROMA:
+        return None
+    return Skin(median=tuple(float(v) for v in median), tolerance=(float(tolerance[0]), float(tolerance[1])))  # type: ignore[arg-type]
 
 
 def hands_near_head(
@@ -100,12 +116,10 @@ def hands_near_head(
     roll = math.atan2(float(right[1] - left[1]), float(right[0] - left[0]))
     mid = (left + right) / 2.0
     centre = np.mean(five[[0, 1, 3, 4]], axis=0)
-    ycrcb = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2YCrCb).astype(np.float32)
-    skin = cheeks(ycrcb, five)
-    median = np.median(skin, axis=0)
-    spread = np.median(np.abs(skin - median), axis=0) * 1.4826
-    tolerance = SKIN_SPREADS * spread[1:] + SKIN_TOLERANCE
-    is_skin = (np.abs(ycrcb[..., 1] - median[1]) <= tolerance[0]) & (np.abs(ycrcb[..., 2] - median[2]) <= tolerance[1])
+    skin = face_skin(rgb, five)
+    if skin is None:  # no colour to tell skin from hair or clothes
+        return 0.0, full
+    is_skin = skin.mask(rgb)
     # the face's frame: u across (along the eye line), v down (along the face's axis), from the eye midpoint
     ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
     dx, dy = xs - mid[0], ys - mid[1]

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .opencv import warp_pillow_affine
+from .opencv import cv2, warp_pillow_affine
 
 # Chin below the mouth corners, in units of the eye-to-mouth distance. Measured on frontal
 # portraits (scikit-image's astronaut: eyes y=102, mouth corners y=144, chin y=185 -> 0.98);
@@ -728,26 +728,46 @@ def needed_extension(placement: Placement, shape: tuple[int, int]) -> Extension:
     )
 
 
-def extend(foreground: np.ndarray, alpha: np.ndarray, extension: Extension, *, body_from_y: float) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class Skin:
+    """The face's skin colour: median YCrCb (0-255, OpenCV's) and the tolerance (Cr, Cb) within which
+    a pixel counts as skin."""
+
+    median: tuple[float, float, float]
+    tolerance: tuple[float, float]
+
+    def mask(self, rgb: np.ndarray) -> np.ndarray:
+        """(H, W) bool: skin-coloured pixels of an (H, W, 3) uint8 RGB image."""
+        ycrcb = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2YCrCb).astype(np.float32)
+        return ((np.abs(ycrcb[..., 1] - self.median[1]) <= self.tolerance[0])
+                & (np.abs(ycrcb[..., 2] - self.median[2]) <= self.tolerance[1]))
+
+
+def extend(foreground: np.ndarray, alpha: np.ndarray, extension: Extension, *, body_from_y: float,
+           skin: Skin | None = None, face_width: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The input's colours (H, W, 3) and matte (H, W) grown by `extension`.
 
     Above `body_from_y` (input rows; the chin) what lies beyond an edge is background (matte 0).
     Where the body runs into a side edge down to the bottom, it continues outwards as a shoulder
-    sloping down (`_continue_side`). Below the photo the body's outline keeps its slope (shoulders
-    widen as they did in the last rows), so no straight cut of clothing appears inside the output.
-    The clothing continues in the mean colours of the strip next to the edge (`edge_colours`)."""
+    sloping down (`_continue_side`). Below the photo the body's outline keeps its slope, and where
+    the edge cuts it narrower than shoulders (a neck), it widens like shoulders to SHOULDER_SPAN
+    face widths (`face_width`, px). What continues is clothing, never skin (`skin`, the face's
+    colour): its low-frequency colours from the strip next to the edge, smoothed along the edge so
+    no stripe or streak is drawn, with the fabric's own grain (the strip's fine detail, mirrored
+    outwards) added back; at the edge itself the new part starts from the old edge's colours, so no
+    seam shows. A neck cut by the bottom edge closes in a V below it (a neckline)."""
     if not extension.any:
         return foreground, alpha
-    height, width = alpha.shape
     fg, al = foreground, alpha
     if extension.left or extension.right:
         left = _continue_side(al[:, :EDGE_BAND].max(axis=1), extension.left, body_from_y)[:, ::-1]
         right = _continue_side(al[:, -EDGE_BAND:].max(axis=1), extension.right, body_from_y)
         al = np.concatenate([left, al, right], axis=1)
-        fg = np.concatenate([np.repeat(edge_colours(fg[:, :TEXTURE_BAND], axis=1), extension.left, axis=1), fg,
-                             np.repeat(edge_colours(fg[:, -TEXTURE_BAND:], axis=1), extension.right, axis=1)], axis=1)
+        left_fg = _cloth_beyond(fg[:, :TEXTURE_BAND][:, ::-1], extension.left, skin=skin)[:, ::-1]
+        right_fg = _cloth_beyond(fg[:, -TEXTURE_BAND:], extension.right, skin=skin)
+        fg = np.concatenate([left_fg, fg, right_fg], axis=1)
     if extension.bottom:
-        ext_al, ext_fg = _continue_body(fg, al, extension.bottom)
+        ext_al, ext_fg = _continue_body(fg, al, extension.bottom, skin=skin, face_width=face_width)
         al = np.concatenate([al, ext_al], axis=0)
         fg = np.concatenate([fg, ext_fg], axis=0)
     if extension.top:
@@ -758,10 +778,80 @@ def extend(foreground: np.ndarray, alpha: np.ndarray, extension: Extension, *, b
 
 def edge_colours(band: np.ndarray, *, axis: int) -> np.ndarray:
     """The mean colour of the rows (axis 0) or columns (axis 1) in `band`, the strip next to an edge,
-    kept as one row or column: what continues the clothing beyond the edge. One repeated edge row
-    would carry its noise and fabric detail as streaks; a mirror image would copy pins, knots and
-    hands; the mean continues the colours and the large shapes (a tie, a lapel) and nothing else."""
+    kept as one row or column (the low-frequency part of what continues the clothing)."""
     return band.astype(np.float32).mean(axis=axis, keepdims=True).round().astype(np.uint8)
+
+
+SHOULDER_SPAN = 2.6  # shoulders' span in face widths (between the ear roots: FACE_WIDTH_IOD eye distances)
+SHOULDER_WIDENING = 2.2  # px per row each side while a cut neck widens into shoulders (about 24 degrees)
+NECKLINE_ROWS = 0.45  # a neck cut by the edge closes in a V this many face widths below it
+# px: what is finer than this Gaussian is the fabric's grain (checks, weave, noise), added back
+# mirrored, so a pattern stays two-dimensional; what is coarser (a tie, a lapel, shading) is the
+# low-frequency colour, smoothed along the edge by the same Gaussian so no stripe runs on
+GRAIN_SIGMA = 6.0
+GRAIN_CLIP = 2.5
+FEATHER_ROWS = 8  # rows over which the new part turns from the old edge's colours to the strip's
+CLOTH_FALLBACK = (58, 60, 68)  # a dark, plain shirt, where the strip shows no clothing at all
+
+
+def _smooth_along(values: np.ndarray, weights: np.ndarray, sigma: float) -> np.ndarray:
+    """Normalised Gaussian smoothing of (N, 3) values with (N,) weights along N (missing values filled
+    from their neighbours); rows with no weight anywhere near are NaN."""
+    from scipy.ndimage import gaussian_filter1d  # noqa: PLC0415
+
+    total = gaussian_filter1d(values * weights[:, None], sigma, axis=0, mode="nearest")
+    weight = gaussian_filter1d(weights, sigma, mode="nearest")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(weight[:, None] > 1e-3, total / weight[:, None], np.nan)
+
+
+def _cloth_colours(band: np.ndarray, cloth: np.ndarray, *, sigma: float) -> np.ndarray:
+    """(W, 3) float32: each column's clothing colour in the strip `band` (rows, W, 3) where `cloth`
+    (rows, W) holds, smoothed along the edge (sigma px) so no stripe continues; columns with no
+    clothing near take the nearest clothing's colour, or CLOTH_FALLBACK where there is none."""
+    weights = cloth.sum(axis=0).astype(np.float64)
+    means = (band.astype(np.float64) * cloth[..., None]).sum(axis=0) / np.maximum(weights, 1.0)[:, None]
+    low = _smooth_along(means, weights, sigma)
+    wide = _smooth_along(means, weights, max(sigma, band.shape[1] / 4.0))
+    low = np.where(np.isnan(low), wide, low)
+    low = np.where(np.isnan(low), np.asarray(CLOTH_FALLBACK, np.float64), low)
+    return low.astype(np.float32)
+
+
+def _grain(band: np.ndarray, cloth: np.ndarray) -> np.ndarray:
+    """(rows, W, 3) float32: the strip's fine detail (band minus its Gaussian blur), kept on clothing
+    only, away from its outline (zero on skin and background, and next to them: an outline is not
+    grain, and mirrored it would draw a zigzag), clipped to GRAIN_CLIP robust spreads (a button or
+    a seam of the fabric is not grain either)."""
+    smooth = cv2.GaussianBlur(band.astype(np.float32), (0, 0), GRAIN_SIGMA)
+    inner = cv2.erode(cloth.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
+    detail = (band.astype(np.float32) - smooth) * inner[..., None]
+    if inner.any():
+        spread = 1.4826 * float(np.median(np.abs(detail[inner])))
+        detail = np.clip(detail, -GRAIN_CLIP * spread, GRAIN_CLIP * spread)
+    return detail
+
+
+def _mirrored_rows(count: int, rows: int) -> np.ndarray:
+    """Indices into a strip of `rows` rows for `count` new rows beyond its last one: the strip read
+    backwards from its last row, then forwards, and so on (a mirror, so the grain runs on unbroken)."""
+    k = np.arange(count) % (2 * rows)
+    return np.where(k < rows, rows - 1 - k, k - rows)
+
+
+def _cloth_beyond(band: np.ndarray, columns: int, *, skin: Skin | None) -> np.ndarray:
+    """(H, columns, 3) uint8 colours beyond a side edge; `band` (H, n, 3) is the strip next to it,
+    its last column at the edge. Clothing colours per row, smoothed down the edge, plus the strip's
+    grain mirrored outwards; skin does not continue."""
+    height = band.shape[0]
+    if columns <= 0:
+        return np.zeros((height, 0, 3), np.uint8)
+    rows_first = np.ascontiguousarray(band.transpose(1, 0, 2))  # (n, H, 3): the edge's strip as rows
+    cloth = np.ones(rows_first.shape[:2], bool) if skin is None else ~skin.mask(rows_first)
+    low = _cloth_colours(rows_first, cloth, sigma=GRAIN_SIGMA)  # (H, 3)
+    grain = _grain(rows_first, cloth)[_mirrored_rows(columns, rows_first.shape[0])]  # (columns, H, 3)
+    out = low[None, :, :] + grain
+    return np.clip(out.transpose(1, 0, 2) + 0.5, 0, 255).astype(np.uint8)
 
 
 def _continue_side(edge: np.ndarray, columns: int, body_from_y: float) -> np.ndarray:
@@ -794,9 +884,9 @@ def _outline(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return rows, left.astype(np.float64), right.astype(np.float64)
 
 
-def _continue_body(foreground: np.ndarray, alpha: np.ndarray, rows_below: int) -> tuple[np.ndarray, np.ndarray]:
-    import cv2  # noqa: PLC0415
-
+def _continue_body(foreground: np.ndarray, alpha: np.ndarray, rows_below: int, *, skin: Skin | None = None,
+                   face_width: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(matte (rows_below, W) uint8, colours (rows_below, W, 3) uint8) below the bottom edge (see `extend`)."""
     height, width = alpha.shape
     last_al = alpha[-1:]
     last_fg = foreground[-1:]
@@ -815,15 +905,45 @@ def _continue_body(foreground: np.ndarray, alpha: np.ndarray, rows_below: int) -
     x_left, x_right = float(left[-1]) if left.size else 0.0, float(right[-1]) if right.size else width - 1.0
     span = max(1.0, x_right - x_left)
     i = np.arange(1, rows_below + 1, dtype=np.float64)[:, None]
-    new_left = x_left - slope_left * i
-    new_right = x_right + slope_right * i
+    # a body cut narrower than shoulders (a neck) widens like shoulders until it spans them
+    shoulder = np.zeros_like(i)
+    if face_width is not None and span < SHOULDER_SPAN * face_width:
+        shoulder = np.minimum(SHOULDER_WIDENING * i, (SHOULDER_SPAN * face_width - span) / 2.0)
+    new_left = x_left - slope_left * i - np.where(left.size and left[-1] > 0, shoulder, 0.0)
+    new_right = x_right + slope_right * i + np.where(right.size and right[-1] < width - 1, shoulder, 0.0)
     xs = np.arange(width, dtype=np.float64)[None, :]
     inside = (xs - new_left) / np.maximum(new_right - new_left, 1.0) * span + x_left
     source = np.where(xs < new_left, x_left - (new_left - xs), np.where(xs > new_right, x_right + (xs - new_right), inside))
     map_x = source.astype(np.float32)
     map_y = np.zeros_like(map_x)
-    ext_al = cv2.remap(last_al, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    # the colours: the band above the edge, averaged into one row, stretched the same way
-    band = edge_colours(foreground[max(0, height - TEXTURE_BAND) :], axis=0)
-    ext_fg = cv2.remap(band, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    return ext_al.reshape(rows_below, width), ext_fg.reshape(rows_below, width, 3)
+    # the matte: inside the new outline (one px of soft edge), else background
+    edge = np.minimum(xs - new_left, new_right - xs) + 0.5
+    ext_al = (np.clip(edge, 0.0, 1.0) * 255.0).round().astype(np.uint8)
+    # the colours: the strip above the edge, clothing only
+    band_rows = min(TEXTURE_BAND, height)
+    band = foreground[height - band_rows :]
+    person = alpha[height - band_rows :] >= PERSON
+    is_skin = np.zeros_like(person) if skin is None else skin.mask(band)
+    cloth = person & ~is_skin
+    low = _cloth_colours(band, cloth, sigma=GRAIN_SIGMA)  # (W, 3)
+    grain = _grain(band, cloth)[_mirrored_rows(rows_below, band_rows)]  # (rows_below, W, 3)
+    # the seam: start from the last rows' own colours (smoothed the same way), turn to the strip's
+    start = _cloth_colours(band[-4:], np.ones((min(4, band_rows), width), bool), sigma=GRAIN_SIGMA)
+    blend = np.clip((i - 1.0) / FEATHER_ROWS, 0.0, 1.0)[:, :, None]
+    colours = start[None] * (1.0 - blend) + low[None] * blend + grain
+    # a neck cut by the edge: a V of skin closing below it (a neckline), nowhere else skin
+    neck = is_skin[-1] & person[-1]
+    if neck.any() and face_width is not None:
+        columns = np.flatnonzero(neck)
+        centre, half = (columns[0] + columns[-1]) / 2.0, (columns[-1] - columns[0] + 1) / 2.0
+        depth = max(1.0, NECKLINE_ROWS * face_width)
+        open_half = half * np.clip(1.0 - (i - 1.0) / depth, 0.0, 1.0)  # (rows, 1)
+        in_v = np.abs(xs - centre) <= open_half
+        neck_rows = band[_mirrored_rows(rows_below, band_rows)].astype(np.float32)  # the neck runs on as itself
+        colours = np.where(in_v[:, :, None], neck_rows, colours)
+    ext_fg = np.clip(colours + 0.5, 0, 255).astype(np.uint8)
+    # follow the outline's widening: each new row reads its colours through the same column map
+    ext_fg = cv2.remap(np.ascontiguousarray(ext_fg), map_x, np.broadcast_to(np.arange(rows_below, dtype=np.float32)[:, None],
+                       map_x.shape).copy(), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    del map_y
+    return ext_al, ext_fg

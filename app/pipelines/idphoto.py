@@ -25,6 +25,7 @@ from ..models.landmarks68 import Landmarks68, mouth_openness
 from ..models.registry import FaceDetector
 from ..models.segmentation import AlphaMatting, Segmenter
 from ..imaging.placement import (
+    FACE_WIDTH_IOD,
     Extension,
     Placement,
     PlacementError,
@@ -299,11 +300,15 @@ def _place(face: Face, alpha: np.ndarray, roll: float, spec: PhotoSpec) -> tuple
 
 
 def _render(foreground: np.ndarray, alpha: np.ndarray, placement: Placement, extension: Extension, chin_y: float,
-            options: IdPhotoOptions, *, clean: bool = True) -> tuple[np.ndarray, np.ndarray]:
+            options: IdPhotoOptions, *, clean: bool = True, face: Face | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(output pixels flattened on the background, output matte). `clean=False` skips the
-    foreground estimation under soft edges (a draft for measuring, not for the client)."""
+    foreground estimation under soft edges (a draft for measuring, not for the client). With
+    `face`, an extension continues clothing only (never the face's skin colour) and a cut neck
+    widens into shoulders."""
     if extension.any:
-        foreground, alpha = extend(foreground, alpha, extension, body_from_y=chin_y)
+        skin = None if face is None else expression.face_skin(foreground, face.landmarks)
+        face_width = None if face is None else FACE_WIDTH_IOD * float(np.hypot(*(face.landmarks[1] - face.landmarks[0])))
+        foreground, alpha = extend(foreground, alpha, extension, body_from_y=chin_y, skin=skin, face_width=face_width)
         placement = placement.shifted(extension.left, extension.top)
     alpha_out = warp(alpha, placement, fill=0)
     rgb_out = warp(foreground, placement, fill=0)
@@ -367,12 +372,12 @@ def make_id_photo(
         chin_in = _chin_y(face)
     with timings.stage("composite"):
         # the levelling checked on a draft of the output: a second pass when the eye line still leans
-        draft, _ = _render(matte.foreground, alpha, placement, extension, chin_in, options, clean=False)
+        draft, _ = _render(matte.foreground, alpha, placement, extension, chin_in, options, clean=False, face=face)
         residual = output_roll(detector, draft, options.background)
         if residual is not None and abs(residual) > RELEVEL_DEG:
             roll += float(np.clip(residual, -RELEVEL_MAX, RELEVEL_MAX))
             placement, extension = _place(face, alpha, roll, spec)
-        pixels, alpha_out = _render(matte.foreground, alpha, placement, extension, chin_in, options)
+        pixels, alpha_out = _render(matte.foreground, alpha, placement, extension, chin_in, options, face=face)
     extended_mm = extension.mm(placement, size_mm=(spec.width_mm, spec.height_mm))
     with timings.stage("encode"):
         data, jpeg_quality = encode_photo(pixels, options)
