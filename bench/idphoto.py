@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import statistics
 import sys
 import time
@@ -142,6 +143,14 @@ def run_pair(
     to_check = [check.name for check in photo.checks if check.passed is None and check.kind == "pose"]
     seen = np.asarray(Image.open(io.BytesIO(photo.data)).convert("RGB"))
     verdict = inspect_id_photo(seen, **inspector_bands(spec_id, background))
+    extension = None
+    if photo.extended_mm and "bottom" in photo.extended_mm:
+        # where the original's bottom edge lands in the output, and the body's columns there
+        height_in = rgb.shape[0]
+        centre_x = float(np.mean(photo.face.landmarks[[0, 1, 3, 4], 0]))
+        u, v = photo.placement.input_to_output(np.array([[centre_x, float(height_in)]]))[0]
+        half = 0.6 * float(photo.face.width) * photo.placement.scale
+        extension = extension_metrics(seen, int(math.ceil(v)), (max(0, int(u - half)), min(seen.shape[1], int(u + half))))
     inspector_failed = [name for name, rule in verdict["rules"].items() if not rule["pass"]]
     return {
         "status": "made",
@@ -150,9 +159,34 @@ def run_pair(
         "service_checks": [check.to_dict() for check in photo.checks],
         "inspector_failed": inspector_failed,
         "inspector": verdict,
+        "extension": extension,
         "seconds": round(seconds, 3),
         "data": photo.data,
     }
+
+
+def extension_metrics(pixels: np.ndarray, seam_row: int, columns: tuple[int, int]) -> dict[str, float] | None:
+    """How the clothing added below the original looks against the clothing above it, on the output
+    (H, W, 3) uint8: `seam_row` is the first output row past the original's bottom edge, `columns`
+    the body's columns there. seam_contrast: the mean step across the seam over the mean step between
+    the ten rows above (1: no more visible than any other row boundary). streak_ratio: the
+    directional streak energy (mean squared step across columns over that down rows) of the new
+    part over the same of the clothing above (1: the same grain; streaks drawn down the new part make
+    it large). None where either part is under 8 rows."""
+    height = pixels.shape[0]
+    x0, x1 = columns
+    if seam_row < 12 or height - seam_row < 8 or x1 - x0 < 8:
+        return None
+    grey = pixels[:, x0:x1].astype(np.float64).mean(axis=2)
+    steps = np.abs(np.diff(grey[seam_row - 11 : seam_row + 1], axis=0)).mean(axis=1)
+
+    def energy(block: np.ndarray) -> float:
+        return float((np.diff(block, axis=1) ** 2).mean() / max((np.diff(block, axis=0) ** 2).mean(), 1e-6))
+
+    above = grey[max(0, seam_row - 24) : seam_row]
+    below = grey[seam_row : min(height, seam_row + 48)]
+    return {"seam_contrast": round(float(steps[-1] / max(steps[:-1].mean(), 1e-6)), 3),
+            "streak_ratio": round(energy(below) / max(energy(above), 1e-6), 3)}
 
 
 def table(title: str, rows: list[dict], failed_key: str, specs: list[str]) -> None:
@@ -283,6 +317,14 @@ def summarise(rows: list[dict], specs: list[str]) -> None:
         caught = [r for r in handed if r["status"] == "made" and "hands" in r["service_failed"]]
         out(f"hands: {len(caught)} of {len(handed)} pairs of portraits with a hand raised near the head are made with "
             f"the hands line failing")
+    extended = [r["extension"] for r in rows if r.get("status") == "made" and r.get("extension")]
+    if extended:
+        seams = sorted(e["seam_contrast"] for e in extended)
+        streaks = sorted(e["streak_ratio"] for e in extended)
+        out(f"extensions below the original: {len(extended)} outputs; seam contrast median {seams[len(seams) // 2]:.2f} "
+            f"(90th percentile {seams[int(0.9 * (len(seams) - 1))]:.2f}; 1 = no more visible than any row boundary), "
+            f"streak energy of the new part over the clothing above median {streaks[len(streaks) // 2]:.2f} "
+            f"(90th percentile {streaks[int(0.9 * (len(streaks) - 1))]:.2f}; 1 = the same grain)")
     turned = [r for r in rows if r["expect"] == "turned"]
     if turned:
         flagged = [r for r in turned if r["status"] == "made" and (
