@@ -253,10 +253,14 @@ def extension_check(extended_mm: dict[str, float]) -> Check:
                  advice=f"The original did not reach far enough; we extended the background and shoulders: {words}")
 
 
-def not_checked(*, mouth_judged: bool = False) -> list[Check]:
-    """What no model here judges. With the landmark net the mouth is judged (`mouth_check`) and only
-    the eyes stay unchecked (the net cannot tell shut eyes: app.imaging.expression)."""
-    texts = (NOT_CHECKED[0], NOT_CHECKED_EYES) if mouth_judged else NOT_CHECKED
+def not_checked(*, mouth_judged: bool = False, eyes_judged: bool = False) -> list[Check]:
+    """What no model here judges: hats and glasses always; the mouth without the landmark net
+    (`mouth_check`), the eyes without the eye cascade (`eyes_check`)."""
+    texts = [NOT_CHECKED[0]]
+    if not mouth_judged:
+        texts.append(NOT_CHECKED[1])
+    elif not eyes_judged:
+        texts.append(NOT_CHECKED_EYES)
     return [Check(f"not_checked_{i}", None, "not checked", None, kind="not_checked", advice=text)
             for i, text in enumerate(texts, start=1)]
 
@@ -269,6 +273,17 @@ def hands_check(area_iod2: float) -> Check:
     return Check("hands", round(area_iod2, 2), f"< {limit:g} (skin beside the head above the chin, in eye distances "
                  "squared)", passed, unit="iod^2", advice=None if passed else HANDS_ADVICE,
                  broken_by=None if passed else area_iod2 - limit)
+
+
+EYES_ADVICE = "Open your eyes: look at the camera with both eyes open."
+
+
+def eyes_check(found: tuple[int, int]) -> Check:
+    """Both eyes seen open by the eye cascade (`expression.eyes_found`)."""
+    seen, wanted = found
+    passed = seen == wanted
+    return Check("eyes_open", f"{seen} of {wanted}", f"{wanted} of {wanted} eyes seen open (OpenCV's Haar eye cascade)",
+                 passed, kind="expression", advice=None if passed else EYES_ADVICE)
 
 
 def mouth_check(openness: float, *, required: bool) -> Check:
@@ -300,6 +315,7 @@ def report(
     input_eye_distance_px: float | None = None,
     extra: list[Check] | None = None,
     mouth_judged: bool = False,
+    eyes_judged: bool = False,
 ) -> list[Check]:
     """Measure the finished photo.
 
@@ -332,5 +348,5 @@ def report(
     checks.extend(extra or [])
     checks.extend(background_checks(rgb, alpha, colour=background, gradient=gradient))
     checks.append(extension_check(extended_mm or {}))
-    checks.extend(not_checked(mouth_judged=mouth_judged))
+    checks.extend(not_checked(mouth_judged=mouth_judged, eyes_judged=eyes_judged))
     return checks

@@ -23,8 +23,9 @@ and a pass/fail threshold calibrated on real portraits (scikit-image's astronaut
 t1.jpg) and degraded copies of them (see tests/test_quality.py). Quality is advice: it never
 refuses a photo.
 
-Eyes open and mouth closed need dense landmarks and are reported as not checked. mediapipe was
-weighed for them and declined: its current wheels (1.2.3: 43 MB download, 128 MB installed; 0.10.35)
+Eyes open and mouth closed need dense landmarks: the mouth is judged in the compliance report with
+face-api.js's 68-point net (app/models/landmarks68.py, app/imaging/expression.py); here the line
+stays unchecked. mediapipe was weighed for them and declined: its current wheels (1.2.3: 43 MB download, 128 MB installed; 0.10.35)
 ship no face-mesh weights (the Tasks API downloads a .task file), and 0.10.21, the last wheel with
 the 468-point model inside, pins numpy<2 and protobuf<5 and fails under ours with --no-deps (its
 solutions import matplotlib, and its graph options break on protobuf 7).
@@ -90,7 +91,8 @@ NOT_CHECKED = {
     "name": "eyes_open_mouth_closed",
     "label": "Eyes open, mouth closed",
     "value": None,
-    "threshold": {"reason": "needs a dense face-landmark model (468 or 106 points), which this server does not ship"},
+    "threshold": {"reason": "judged in the compliance report: the mouth by the landmarks68 model when it is loaded; "
+                            "the eyes by none (its eye aspect ratio does not tell shut eyes, app/imaging/expression.py)"},
     "passed": None,
     "advice": "We cannot check that your eyes are open and your mouth is closed: make sure they are.",
 }

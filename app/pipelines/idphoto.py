@@ -324,10 +324,14 @@ def face_checks(
     rgb: np.ndarray, alpha: np.ndarray, face: Face, faces: list[Face], spec: PhotoSpec, landmarker: Landmarks68 | None
 ) -> list[compliance.Check]:
     """The lines judged on the original: hands near the head (the person's matte and the face's own
-    skin colour), and with the landmark net, the mouth (one 112 x 112 run)."""
+    skin colour), the eyes open (OpenCV's eye cascade on each eye's window), and with the landmark
+    net, the mouth (one 112 x 112 run)."""
     others = [other.box for other in faces if other is not face and abs(other.box[0] - face.box[0]) > 1.0]
     area, _ = expression.hands_near_head(rgb, alpha, face.landmarks, chin_y=_chin_y(face), other_faces=others)
     checks = [compliance.hands_check(area)]
+    eyes = expression.eyes_found(rgb, face.landmarks)
+    if eyes is not None:
+        checks.append(compliance.eyes_check(eyes))
     if landmarker is not None:
         points = landmarker.landmarks(rgb, face.box)
         checks.append(compliance.mouth_check(mouth_openness(points), required=spec.rules.mouth_closed))
@@ -400,6 +404,7 @@ def make_id_photo(
             input_eye_distance_px=float(np.hypot(*(face.landmarks[1] - face.landmarks[0]))),
             extra=judged,
             mouth_judged=landmarker is not None,
+            eyes_judged=any(check.name == "eyes_open" for check in judged),
         )
     return IdPhoto(
         pixels=pixels,
