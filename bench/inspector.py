@@ -26,7 +26,9 @@ numbers (passed in by the caller as plain numbers), `inspect_id_photo` measures:
 * **crown**: the first row from the top, within the head's central columns (eye midpoint +- 0.6 eye
   distance), where at least 5% of those columns differ from the background colour by more than
   `background_tolerance` (max over R, G, B). For a spec whose crown is the natural top of the head
-  (crown="skull"), the lower of that and SKULL_ABOVE_EYES eye distances above the eye line.
+  (crown="skull"), the lower of that and an estimate of the skull from the cascade box
+  (SKULL_ABOVE_BOX box heights above its top; SKULL_ABOVE_EYES eye distances above the eyes for a
+  silhouette).
 * **chin**: the mean of two estimates, (a) the eye line plus 1.84 eye distances along the face's
   vertical axis and (b) the cascade box's top plus 1.18 box heights (only (a) for a silhouette).
   Known chins: scikit-image's astronaut (chin y=185, eyes y~102, 43 px apart at 512 px, hand-measured:
@@ -52,14 +54,19 @@ from scipy import ndimage
 
 CHIN_BELOW_EYES = 1.84  # chin below the eye line, in eye distances (see the module docstring)
 CHIN_BELOW_BOX_TOP = 1.18  # chin below the cascade box's top, in box heights
+EYES_IN_BOX = (0.33, 0.45)  # eye distance over box height where the eyes found are trusted for the chin
 PEOPLE_MIN_WIDTH = 0.4
 EYE_BAND = (0.31, 0.56)  # of the cascade box height, from its top (brows sit at ~0.26, eyes at 0.33-0.42)
 SILHOUETTE_EYE_BAND = (0.22, 0.65)  # of the head height below the crown, when no face is detected
 CROWN_MIN_SHARE = 0.05
-# The natural top of the head above the eye line, in eye distances, for specs whose crown is the
-# skull: read on bald and close-cropped heads, where the silhouette's top is the skull's
-# (Sean Connery 1.55, Obama 1.48 eye distances), so about 1.5, good to about +-8 %.
-SKULL_ABOVE_EYES = 1.5
+# The natural top of the head, for specs whose crown is the skull, read on bald and close-cropped
+# heads (where the silhouette's top is the skull's: Sean Connery, Barack Obama, 12 ID photos of
+# them at four sizes): above the cascade box's top by SKULL_ABOVE_BOX box heights (0.24-0.34,
+# mean 0.29; the box's scale is steadier than the eye distance this finder reads), or, without a
+# box (a silhouette), above the eye line by SKULL_ABOVE_EYES eye distances (1.68-1.74 with this
+# finder's eyes, which sit a little inside the detector's).
+SKULL_ABOVE_BOX = 0.29
+SKULL_ABOVE_EYES = 1.7
 DETECT_SIDE = 480  # the cascade runs on a copy this size (px, longer side)
 IRIS_SIGMA = 0.02  # the eye blob filter's scale, in face widths (an iris's radius is ~0.03)
 
@@ -302,12 +309,23 @@ def inspect_id_photo(
         rules["eyes_plausible"] = _rule(distance / face_width, "0.25-0.75 of the face width", False)
 
     chin = eye_y + CHIN_BELOW_EYES * distance * math.cos(math.radians(roll))
-    if faces:  # two independent estimates, averaged: their errors were of opposite sign on the known chins
-        chin = (chin + faces[0].y0 + CHIN_BELOW_BOX_TOP * faces[0].height) / 2.0
+    if faces:
+        # two independent estimates, averaged (their errors were of opposite sign on the known
+        # chins), but the eye-based one only where the eyes found agree with the box: on issue 23's
+        # outputs this finder's eye distance over the box height ranged 0.26-0.52 on the same faces,
+        # which moves the eye-based chin by several mm; the box's height is steadier
+        box_chin = faces[0].y0 + CHIN_BELOW_BOX_TOP * faces[0].height
+        consistent = EYES_IN_BOX[0] <= distance / faces[0].height <= EYES_IN_BOX[1]
+        chin = (chin + box_chin) / 2.0 if consistent else box_chin
+        measures["chin_from"] = "eyes and box" if consistent else "box"
     top = crown_row(fg, eye_x, 0.6 * distance)
     if top is not None and crown == "skull":
         measures["hair_px"] = top
-        top = max(top, int(round(eye_y - SKULL_ABOVE_EYES * distance * math.cos(math.radians(roll)))))
+        if faces:
+            skull = faces[0].y0 - SKULL_ABOVE_BOX * faces[0].height
+        else:
+            skull = eye_y - SKULL_ABOVE_EYES * distance * math.cos(math.radians(roll))
+        top = max(top, int(round(skull)))
     crown_px = top
     measures.update(eye_line_px=round(eye_y, 1), chin_px=round(chin, 1), crown_px=crown_px)
 

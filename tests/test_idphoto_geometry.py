@@ -423,3 +423,16 @@ def test_a_body_cut_by_a_side_edge_continues_as_a_sloping_shoulder() -> None:
     tops = [int(np.flatnonzero(beyond[:, column])[0]) for column in (39, 20, 0)]  # next to the edge, then outwards
     assert tops[0] <= tops[1] <= tops[2] and tops[2] - tops[0] > 10, "the shoulder falls away outwards"
     assert beyond[-1].all(), "the body reaches the new edge at the bottom"
+
+
+def test_another_face_touching_the_matte_is_cut_out_but_never_the_chosen_head() -> None:
+    """Two people whose mattes touch (one component): the other's face and neck go, the chosen head
+    and its hair stay whole."""
+    matte = np.zeros((400, 600), np.uint8)
+    matte[100:400, 150:330] = 255  # the chosen person (head from row 100)
+    matte[60:400, 330:520] = 255  # a neighbour pressed against them
+    chosen, other = (180.0, 140.0, 300.0, 280.0), (370.0, 100.0, 480.0, 230.0)
+    kept = keep_person(matte, chosen, [other])
+    assert kept[100:280, 160:320].min() == 255, "the chosen head is untouched"
+    assert kept[100:230, 380:470].max() == 0, "the other face is cut out"
+    assert kept[300:, 200:300].min() == 255, "the chosen body stays"

@@ -623,12 +623,15 @@ PERSON_LINK = 64  # alpha at or above this joins pixels into one component (soft
 BODY_BAND = 0.6  # the column band under the face, +- this share of the face width around its centre
 
 
-def keep_person(alpha: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray:
+def keep_person(alpha: np.ndarray, box: tuple[float, float, float, float],
+                others: list[tuple[float, float, float, float]] | None = None) -> np.ndarray:
     """The matte with only the chosen person: the connected component(s) holding the face box's
     centre, and those reaching into the column band below the face (the body under the head).
-    Everything else (other people, objects, a shoulder at the edge) becomes background (0)."""
-    import cv2  # noqa: PLC0415 (cv2 loads in the workers only when a photo is made)
-
+    Everything else (other people, objects, a shoulder at the edge) becomes background (0). Other
+    people whose mattes touch this one's are cut out where their faces were found (`others`: face
+    boxes): each face's box, widened by OTHER_FACE_GROWTH and reaching down to its neck, never
+    over the chosen face's own head."""
+    alpha = _cut_other_faces(alpha, box, others or [])
     height, width = alpha.shape
     count, labels = cv2.connectedComponents((alpha >= PERSON_LINK).astype(np.uint8), connectivity=8)
     if count <= 2:
@@ -647,6 +650,34 @@ def keep_person(alpha: np.ndarray, box: tuple[float, float, float, float]) -> np
         return alpha
     mask = np.isin(labels, sorted(keep))
     return np.where(mask, alpha, 0).astype(np.uint8)
+
+
+OTHER_FACE_GROWTH = 0.35  # another face's box grows by this share each way before it is cut out
+OTHER_NECK = 0.8  # and reaches this many of its heights below it (the neck)
+
+
+def _cut_other_faces(alpha: np.ndarray, box: tuple[float, float, float, float],
+                     others: list[tuple[float, float, float, float]]) -> np.ndarray:
+    """`alpha` with each other face's region set to 0 (see `keep_person`); the chosen head's own
+    region (its box, grown the same way, and the hair above it) is never cut."""
+    if not others:
+        return alpha
+    height, width = alpha.shape
+    x0, y0, x1, y1 = box
+    w, h = x1 - x0, y1 - y0
+    own = np.zeros(alpha.shape, bool)
+    own[0 : min(height, int(y1 + 0.2 * h)), max(0, int(x0 - 0.45 * w)) : min(width, int(math.ceil(x1 + 0.45 * w)))] = True
+    cut = np.zeros(alpha.shape, bool)
+    for ox0, oy0, ox1, oy1 in others:
+        ow, oh = ox1 - ox0, oy1 - oy0
+        cut[max(0, int(oy0 - OTHER_FACE_GROWTH * oh)) : min(height, int(oy1 + OTHER_NECK * oh)),
+            max(0, int(ox0 - OTHER_FACE_GROWTH * ow)) : min(width, int(math.ceil(ox1 + OTHER_FACE_GROWTH * ow)))] = True
+    cut &= ~own
+    if not cut.any():
+        return alpha
+    out = alpha.copy()
+    out[cut] = 0
+    return out
 
 
 # --- extend, don't refuse ---------------------------------------------------------------------------

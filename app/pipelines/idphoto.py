@@ -326,7 +326,7 @@ def face_checks(
     """The lines judged on the original: hands near the head (the person's matte and the face's own
     skin colour), the eyes open (OpenCV's eye cascade on each eye's window), and with the landmark
     net, the mouth (one 112 x 112 run)."""
-    others = [other.box for other in faces if other is not face and abs(other.box[0] - face.box[0]) > 1.0]
+    others = [other.box for other in faces if not _same_face(other, face)]
     area, _ = expression.hands_near_head(rgb, alpha, face.landmarks, chin_y=_chin_y(face), other_faces=others)
     checks = [compliance.hands_check(area)]
     eyes = expression.eyes_found(rgb, face.landmarks)
@@ -368,7 +368,8 @@ def make_id_photo(
         capture = quality.assess(rgb, box=face.box, landmarks=face.landmarks)
     with timings.stage("segment"):
         matte = segmenter.matte(rgb, max_side=max_side, alpha_matting=options.alpha_matting)
-        alpha = keep_person(matte.alpha, face.box)
+        others = [other.box for other in people(faces) if not _same_face(other, face)]
+        alpha = keep_person(matte.alpha, face.box, others)
     with timings.stage("expression"):
         judged = face_checks(rgb, alpha, face, faces, spec, landmarker)
     with timings.stage("place"):
@@ -418,6 +419,13 @@ def make_id_photo(
         extended_mm=extended_mm,
         quality=capture,
     )
+
+
+def _same_face(a: Face, b: Face) -> bool:
+    """Whether two detections are one face (the refined face against the detector's first reading)."""
+    ax, ay = (a.box[0] + a.box[2]) / 2.0, (a.box[1] + a.box[3]) / 2.0
+    bx, by = (b.box[0] + b.box[2]) / 2.0, (b.box[1] + b.box[3]) / 2.0
+    return bool(abs(ax - bx) < 0.5 * b.width and abs(ay - by) < 0.5 * b.height)
 
 
 def _chin_y(face: Face) -> float:
