@@ -307,6 +307,20 @@ def summarise(rows: list[dict], specs: list[str]) -> None:
 
         right = [r for r in frontal if r["status"] == "made" and not r["inspector_failed"]
                  and set(r["service_failed"]) <= justified(r)]
+        out("### Frontal portraits, per spec")
+        out("| spec | pairs | the inspector passes | the service and the inspector pass | right answers (see below) |")
+        out("|---|---|---|---|---|")
+        for spec_id in specs + ["all"]:
+            mine = [r for r in frontal if spec_id in ("all", r["spec"])]
+            if not mine:
+                continue
+            made = [r for r in mine if r["status"] == "made"]
+            counts = (sum(not r["inspector_failed"] for r in made),
+                      sum(not r["inspector_failed"] and not r["service_failed"] for r in made),
+                      sum(r in right for r in made))
+            cells = " | ".join(f"{n} ({100 * n / len(mine):.0f} %)" for n in counts)
+            out(f"| {'**all**' if spec_id == 'all' else spec_id} | {len(mine)} | {cells} |")
+        out()
         capture = sum(bool(set(r["service_failed"])) for r in right)
         out(f"right answers: {len(right)} of {len(frontal)} frontal pairs ({100 * len(right) / len(frontal):.1f} %) "
             f"pass the inspector and the service fails no line but the face's resolution or, where the labels by eye "
