@@ -6,6 +6,7 @@
     .venv/bin/python -m bench.idphoto --report OUT.json [--out DIR]     # the tables again (re-judged)
     .venv/bin/python -m bench.idphoto --inspect PHOTO... --spec icao [--background white]
     .venv/bin/python -m bench.idphoto --pose-consistency [--corpus DIR]   # the pose estimate's uncertainty
+    .venv/bin/python -m bench.idphoto --expression [--corpus DIR]   # the mouth and eyes lines against the labels
 
 Timings: the median of each stage over --runs requests (after one warm-up request) on the
 astronaut, and the compliance report of the last one.
@@ -502,6 +503,54 @@ def pose_consistency_main(folder: Path) -> None:
             f"{figures['uncertainty_95']:.2f} | {UNCERTAINTY_DEG[axis]:g} |")
 
 
+def expression_main(folder: Path) -> None:
+    """The expression lines against the corpus's labels by eye: per portrait the mouth's openness
+    (68 landmarks) and the eyes the cascade found, then the accuracy on the frontal portraits (and
+    those with a raised hand) and on all."""
+    from app.imaging import compliance, expression
+    from app.models.centerface import CenterFace, make_dims_dynamic
+    from app.models.landmarks68 import Landmarks68, mouth_openness
+    from app.models.sessions import Providers, create_session
+    from app.pipelines.idphoto import choose_face, refine
+    from bench.corpus import PORTRAITS
+
+    settings = Settings.from_env()
+    cpu = Providers(("CPUExecutionProvider",))
+    detector = CenterFace(create_session(make_dims_dynamic((settings.model_home / "centerface.onnx").read_bytes()),
+                                         providers=cpu, label="bench"))
+    landmarker = Landmarks68(create_session(settings.model_home / "face_landmark_68.onnx", providers=cpu, label="bench"))
+    labels = {p.name: p for p in PORTRAITS}
+    out("| portrait | label | mouth (label) | mouth openness | mouth line | eyes (label) | eyes found | eyes line | ms |")
+    out("|---|---|---|---|---|---|---|---|---|")
+    tallies: dict[str, list[int]] = {"mouth frontal": [0, 0], "eyes frontal": [0, 0], "mouth all": [0, 0], "eyes all": [0, 0]}
+    for path in corpus_files(folder, None):
+        portrait = labels.get(path.stem)
+        if portrait is None or portrait.expect.startswith("refused"):
+            continue
+        with Image.open(path) as image:
+            rgb = np.asarray(image.convert("RGB"))
+        face = refine(detector, rgb, choose_face(detector.detect(rgb), "largest"))
+        started = time.perf_counter()
+        openness = mouth_openness(landmarker.landmarks(rgb, face.box))
+        found = expression.eyes_found(rgb, face.landmarks)
+        ms = 1000 * (time.perf_counter() - started)
+        mouth = compliance.mouth_check(openness, required=True).passed
+        eyes = None if found is None else compliance.eyes_check(found).passed
+        frontal = portrait.expect in ("photo", "hands")
+        for kind, verdict, truth in (("mouth", mouth, portrait.mouth == "closed"), ("eyes", eyes, portrait.eyes == "open")):
+            for scope in ("all",) + (("frontal",) if frontal else ()):
+                tally = tallies[f"{kind} {scope}"]
+                tally[0] += verdict is truth
+                tally[1] += 1
+        out(f"| {path.stem} | {portrait.expect} | {portrait.mouth} | {openness:.3f} | {'pass' if mouth else 'fail'} | "
+            f"{portrait.eyes} | {found[0] if found else '-'} of 2 | {'pass' if eyes else 'fail'} | {ms:.1f} |")
+    out()
+    for name, (right, total) in tallies.items():
+        scope = "frontal and raised-hand portraits" if name.endswith("frontal") else "all portraits with a whole head"
+        out(f"{name.split()[0]} line: {right} of {total} agree with the label by eye ({100 * right / max(total, 1):.0f} %, "
+            f"{scope})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--spec", action="append", help="spec id (repeat; corpus default: the issue's eight)")
@@ -521,8 +570,12 @@ def main() -> None:
                         "with --out, the inspector judges the photos saved there again")
     parser.add_argument("--pose-consistency", action="store_true", help="measure the pose estimate's uncertainty "
                         "on the corpus (each portrait against its mirror image)")
+    parser.add_argument("--expression", action="store_true", help="the mouth and eyes lines against the corpus's "
+                        "labels by eye")
     args = parser.parse_args()
-    if args.pose_consistency:
+    if args.expression:
+        expression_main(args.corpus or default_dir())
+    elif args.pose_consistency:
         pose_consistency_main(args.corpus or default_dir())
     elif args.inspect:
         from bench.inspector import inspect_id_photo
