@@ -466,12 +466,13 @@ def pose_consistency(detector, photos: dict[str, np.ndarray]) -> dict[str, objec
     from bench.corpus import PORTRAITS
 
     frontal = {p.name for p in PORTRAITS if p.expect == "photo"}
-    averaged = [(row["yaw"][0] + row["yaw"][1]) / 2.0 for name, row in per_photo.items() if name in frontal]
-    if len(averaged) > 1:
-        bias = float(np.std(averaged, ddof=1))
-        figures = axes["yaw"]
-        figures["frontal_sd"] = bias
-        figures["uncertainty_95"] = 2.0 * float(np.hypot(figures["one_reading_sd"], bias))
+    for axis in ("yaw",):
+        averaged = [(row[axis][0] + row[axis][1]) / 2.0 for name, row in per_photo.items() if name in frontal]
+        if len(averaged) > 1:
+            bias = float(np.std(averaged, ddof=1))
+            figures = axes[axis]
+            figures["frontal_sd"] = bias
+            figures["uncertainty_95"] = 2.0 * float(np.hypot(figures["one_reading_sd"], bias))
     return {"photos": per_photo, "axes": axes}
 
 
@@ -495,7 +496,7 @@ def pose_consistency_main(folder: Path) -> None:
         out(f"| {name} | {row['yaw'][0]}, {row['yaw'][1]} | {row['pitch'][0]}, {row['pitch'][1]} | "
             f"{row['roll'][0]}, {row['roll'][1]} |")
     out()
-    out("| axis | sd of the mismatch | one reading | sd over frontal portraits (yaw) | about 95 % (2 sd) | UNCERTAINTY_DEG |")
+    out("| axis | sd of the mismatch | one reading | sd over frontal portraits | about 95 % (2 sd) | UNCERTAINTY_DEG |")
     out("|---|---|---|---|---|---|")
     for axis, figures in result["axes"].items():
         frontal = f"{figures['frontal_sd']:.2f}" if "frontal_sd" in figures else "-"
