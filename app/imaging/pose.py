@@ -38,7 +38,7 @@ reading's spread came to 4.4 degrees for yaw, 3.1 for pitch and 4.3 for roll. On
 issue 23 (44 single-face portraits) the mirror gives yaw 4.7, pitch 3.2, roll 4.0.
 
 The mirror cannot see a bias that a photo and its mirror image share: the nose's real depth, a
-face's own asymmetry, a smile pulling the mouth corners. On the 26 single-face portraits labelled
+face's own asymmetry, a smile pulling the mouth corners. On the single-face portraits labelled
 frontal by eye, the mirror-averaged yaw spreads with a standard deviation of 6.9 degrees (up to
 15 degrees on a frontal full-length photo): that is the estimate's error on real faces, not head
 turn. So the yaw uncertainty is twice the root sum of squares of one reading's noise and that
