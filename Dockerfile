@@ -39,7 +39,7 @@ RUN /opt/venv/bin/pip install --no-cache-dir -r requirements.txt \
 # MODEL_PRECISION=auto runs it and the gzip pull is ~126 MB smaller); `both` (MODEL_PRECISION chooses). The files get one fixed mtime: a
 # rebuild of this stage then yields the same layer.
 FROM venv AS models
-ARG MODELS_TO_FETCH="u2net u2netp centerface"
+ARG MODELS_TO_FETCH="u2net u2netp centerface landmarks68"
 ARG U2NET_VARIANTS=fp32
 # hadolint ignore=DL3008
 RUN apt-get update \
@@ -47,7 +47,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 COPY app/__init__.py app/native_threads.py app/config.py app/
 COPY app/models/__init__.py app/models/__main__.py app/models/fetch.py app/models/checksums.py app/models/manifest.py \
-     app/models/optimised.py app/models/quantised.py app/models/
+     app/models/optimised.py app/models/quantised.py app/models/faceapi_onnx.py app/models/
 # hadolint ignore=SC2086
 RUN NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
     /opt/venv/bin/python -m app.models fetch --quiet --no-optimise \

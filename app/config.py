@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
-DEFAULT_MODELS = ("u2net", "centerface")
+DEFAULT_MODELS = ("u2net", "centerface", "landmarks68")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 ARENA_MODES = ("shared", "session", "off")  # ORT_CPU_ARENA, see app/models/sessions.py
 PRECISIONS = ("auto", "int8", "fp32")  # MODEL_PRECISION, see app/models/precision.py

@@ -16,17 +16,8 @@ from PIL import Image
 
 from app.imaging import compliance, expression
 from app.models.fetch import fetch, inspect
-from app.models.landmarks68 import (
-    BLOCKS,
-    INPUT_SIZE,
-    MEAN_RGB,
-    Landmarks68,
-    dequantise,
-    eye_openness,
-    five_points,
-    mouth_openness,
-    to_onnx,
-)
+from app.models.faceapi_onnx import BLOCKS, INPUT_SIZE, MEAN_RGB, dequantise, to_onnx
+from app.models.landmarks68 import Landmarks68, eye_openness, five_points, mouth_openness
 from app.models.manifest import get_spec
 from bench import corpus
 

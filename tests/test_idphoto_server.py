@@ -31,7 +31,7 @@ CHIN_BELOW_EYES_PX = 185 - 102  # hand-measured on skimage's astronaut
 
 @pytest.fixture(scope="module")
 def server(running_server: RunningServer) -> Iterator[Server]:
-    with running_server(WORKERS="2", MODELS="u2net,centerface", SEGMENTATION_MODEL="u2net") as srv:
+    with running_server(WORKERS="2", MODELS="u2net,centerface,landmarks68", SEGMENTATION_MODEL="u2net") as srv:
         yield srv
 
 

@@ -239,7 +239,7 @@ def _download(
 
 
 def _faceapi_landmarks68(manifest: Path, weights: Path) -> bytes:
-    from .landmarks68 import convert_files  # noqa: PLC0415 (needs the onnx package: the fetch command only)
+    from .faceapi_onnx import convert_files  # noqa: PLC0415 (needs the onnx package: the fetch command only)
 
     return convert_files(manifest, weights)
 

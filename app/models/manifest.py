@@ -142,7 +142,7 @@ MANIFEST: dict[str, ModelSpec] = {
     spec.name: spec
     for spec in (
         # face-api.js's 68-point landmark net (weights from @vladmandic/face-api 1.7.15, MIT), written
-        # as ONNX at fetch time by app.models.landmarks68.to_onnx. The pin is the converted file's: the
+        # as ONNX at fetch time by app.models.faceapi_onnx.to_onnx. The pin is the converted file's: the
         # same weights through another onnx release could serialise differently (then re-pin it).
         ModelSpec(
             name="landmarks68",
