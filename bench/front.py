@@ -18,8 +18,8 @@ import statistics
 import time
 from pathlib import Path
 
-from .common import portrait_photo
-from .harness import Server
+from tests.support.harness import Server
+from tests.support.photos import portrait_photo
 
 BOUNDARY = "pilotlight-bench"
 

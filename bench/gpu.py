@@ -24,8 +24,9 @@ import sys
 import time
 from pathlib import Path
 
-from .common import DOCS, RESULTS, WORK, median, say, summary, write_json
-from .harness import closed_loop, must, sequential, serve_every_worker
+from tests.support.harness import closed_loop, must, sequential, serve_every_worker, summary
+
+from .common import DOCS, RESULTS, WORK, median, say, write_json
 from .suite import Plan, calls, machine, pilotlight, run_inproc
 
 CUDA = "CUDAExecutionProvider"

@@ -11,9 +11,9 @@
 Timings: the median of each stage over --runs requests (after one warm-up request) on the
 astronaut, and the compliance report of the last one.
 
-Corpus (`python -m bench.corpus fetch` fills the default DIR, ~/.cache/pilotlight/portraits): every
+Corpus (`python -m tests.support.corpus fetch` fills the default DIR, ~/.cache/pilotlight/portraits): every
 portrait through every spec with `make_id_photo`, as the endpoint runs it. Each output is judged
-twice: by the service's own compliance report, and by `bench.inspector`, which shares no code with
+twice: by the service's own compliance report, and by `tests.support.inspector`, which shares no code with
 the service and re-detects the face on the output with another detector. Per spec it prints how
 many outputs pass every rule, how many break a rule (which), how many are refused (code and edge)
 and other errors; refusals are compared with what the corpus manifest expects (a photo that
@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import math
 import statistics
 import sys
 import time
@@ -39,7 +38,9 @@ from app import create_app
 from app.service import Service
 from app.warmup import photo as warmup_photo
 from app.config import Settings
-from bench.corpus import default_dir
+from tests.support.corpus import PORTRAITS, default_dir, load_manifest
+from tests.support.inspector import inspect_id_photo
+from tests.support.judge import MatteOnce, inspector_bands, pose_consistency, run_pair
 
 DEFAULT_SPECS = (
     "us-passport", "icao", "uk-passport", "cn-passport", "ca-passport", "jp-passport", "cn-1inch", "cn-2inch",
@@ -93,105 +94,6 @@ def corpus_files(directory: Path, limit: int | None) -> list[Path]:
     return files[:limit] if limit else files
 
 
-def inspector_bands(spec_id: str, background: str) -> dict[str, object]:
-    """The keyword arguments `bench.inspector.inspect_id_photo` needs for a spec, as plain numbers:
-    `inspect_id_photo(rgb, **inspector_bands("icao", "white"))`."""
-    from app.specs import get_spec, parse_colour
-
-    spec = get_spec(spec_id)
-    rules = spec.rules
-    bands: dict[str, object] = {"width_mm": spec.width_mm, "height_mm": spec.height_mm, "head_band": spec.head_height,
-                                "eye_band": spec.eye_line, "background": parse_colour(background),
-                                "crown": "skull" if rules.crown == "skull" else "hair"}
-    if rules.crown_margin is not None:
-        bands["min_crown_margin_mm"] = rules.crown_margin.low or 0.0
-        bands["max_crown_margin_mm"] = rules.crown_margin.high
-    if rules.chin_margin is not None:
-        bands["min_chin_margin_mm"] = rules.chin_margin.low or 0.0
-        bands["max_chin_margin_mm"] = rules.chin_margin.high
-    return bands
-
-
-def run_pair(
-    rgb: np.ndarray,
-    spec_id: str,
-    *,
-    background: str,
-    face: str,
-    detector: object,
-    segmenter: object,
-    settings: Settings,
-    landmarker: object | None = None,
-) -> dict:
-    """One portrait through one spec: the service's verdict and the inspector's."""
-    from app.errors import ApiError, DomainError
-    from app.pipelines.idphoto import IdPhotoOptions, make_id_photo
-    from app.specs import get_spec, parse_colour
-    from app.timings import Timings
-    from bench.inspector import inspect_id_photo
-
-    spec = get_spec(spec_id)
-    colour = parse_colour(background)
-    options = IdPhotoOptions(spec=spec, background=colour, face=face)
-    started = time.perf_counter()
-    try:
-        photo = make_id_photo(rgb, detector=detector, segmenter=segmenter, options=options,
-                              max_side=settings.working_max_side, timings=Timings(), landmarker=landmarker)
-    except (ApiError, DomainError) as exc:
-        details = dict(exc.details or {}) if hasattr(exc, "details") else {}
-        return {"status": "refused", "code": exc.code, "edge": details.get("edge"), "message": exc.message,
-                "seconds": round(time.perf_counter() - started, 3)}
-    seconds = time.perf_counter() - started
-    service_failed = [check.name for check in photo.checks if check.passed is False]  # None: not judged
-    to_check = [check.name for check in photo.checks if check.passed is None and check.kind == "pose"]
-    seen = np.asarray(Image.open(io.BytesIO(photo.data)).convert("RGB"))
-    verdict = inspect_id_photo(seen, **inspector_bands(spec_id, background))
-    extension = None
-    if photo.extended_mm and "bottom" in photo.extended_mm:
-        # where the original's bottom edge lands in the output, and the body's columns there
-        height_in = rgb.shape[0]
-        centre_x = float(np.mean(photo.face.landmarks[[0, 1, 3, 4], 0]))
-        u, v = photo.placement.input_to_output(np.array([[centre_x, float(height_in)]]))[0]
-        half = 0.6 * float(photo.face.width) * photo.placement.scale
-        extension = extension_metrics(seen, int(math.ceil(v)), (max(0, int(u - half)), min(seen.shape[1], int(u + half))))
-    inspector_failed = [name for name, rule in verdict["rules"].items() if not rule["pass"]]
-    return {
-        "status": "made",
-        "service_failed": service_failed,
-        "service_to_check": to_check,
-        "service_checks": [check.to_dict() for check in photo.checks],
-        "inspector_failed": inspector_failed,
-        "inspector": verdict,
-        "extension": extension,
-        "seconds": round(seconds, 3),
-        "data": photo.data,
-    }
-
-
-def extension_metrics(pixels: np.ndarray, seam_row: int, columns: tuple[int, int]) -> dict[str, float] | None:
-    """How the clothing added below the original looks against the clothing above it, on the output
-    (H, W, 3) uint8: `seam_row` is the first output row past the original's bottom edge, `columns`
-    the body's columns there. seam_contrast: the mean step across the seam over the mean step between
-    the ten rows above (1: no more visible than any other row boundary). streak_ratio: the
-    directional streak energy (mean squared step across columns over that down rows) of the new
-    part over the same of the clothing above (1: the same grain; streaks drawn down the new part make
-    it large). None where either part is under 8 rows."""
-    height = pixels.shape[0]
-    x0, x1 = columns
-    if seam_row < 12 or height - seam_row < 8 or x1 - x0 < 8:
-        return None
-    grey = pixels[:, x0:x1].astype(np.float64).mean(axis=2)
-    steps = np.abs(np.diff(grey[seam_row - 11 : seam_row + 1], axis=0)).mean(axis=1)
-
-    def energy(block: np.ndarray) -> float:
-        return float((np.diff(block, axis=1) ** 2).mean() / max((np.diff(block, axis=0) ** 2).mean(), 1e-6))
-
-    above = grey[max(0, seam_row - 24) : seam_row]
-    below = grey[seam_row : min(height, seam_row + 48)]
-    return {"seam_contrast": round(float(steps[-1] / max(steps[:-1].mean(), 1e-6)), 3),
-            "streak_ratio": round(energy(below) / max(energy(above), 1e-6), 3)}
-
-
 def table(title: str, rows: list[dict], failed_key: str, specs: list[str]) -> None:
     out(f"### {title}")
     out("| spec | pairs | compliant | rule broken (which) | refused (code: edge) | errors |")
@@ -215,26 +117,8 @@ def table(title: str, rows: list[dict], failed_key: str, specs: list[str]) -> No
     out()
 
 
-class MatteOnce:
-    """The segmenter, remembering the last portrait's matte: every spec of one portrait uses the
-    same matte, as eight requests for one photo would get (the segmentation does not depend on
-    the spec), so the corpus run segments each portrait once."""
-
-    def __init__(self, segmenter) -> None:  # noqa: ANN001
-        self.segmenter = segmenter
-        self.key: tuple | None = None
-        self.value = None
-
-    def matte(self, rgb: np.ndarray, **kwargs):  # noqa: ANN003, ANN201
-        key = (id(rgb), rgb.shape, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
-        if key != self.key:
-            self.key, self.value = key, self.segmenter.matte(rgb, **kwargs)
-        return self.value
-
-
 def reinspect(saved: dict, folder: Path) -> None:
     """Judge the photos a corpus run saved (--out) again with the current inspector."""
-    from bench.inspector import inspect_id_photo
 
     for row in saved["pairs"]:
         path = folder / f"{row['portrait']}-{row['spec']}.jpg"
@@ -270,13 +154,12 @@ def by_portrait(rows: list[dict]) -> None:
 
 def summarise(rows: list[dict], specs: list[str]) -> None:
     """Both tables, then the refusals against the corpus's expectations and the issue's target."""
-    from bench.corpus import PORTRAITS
 
     known = {p.name: p.expect for p in PORTRAITS}
     for row in rows:
         row["expect"] = known.get(row["portrait"], row.get("expect", "photo"))
     table("The service's own compliance report", rows, "service_failed", specs)
-    table("The independent inspector (bench.inspector, LBP cascade, no app code)", rows, "inspector_failed", specs)
+    table("The independent inspector (tests/support/inspector.py, LBP cascade, no app code)", rows, "inspector_failed", specs)
     by_portrait(rows)
     expected = [r for r in rows if r["expect"].startswith("refused")]
     wrongly_refused = [r for r in rows if r["status"] == "refused" and not r["expect"].startswith("refused")]
@@ -360,7 +243,6 @@ def corpus_main(args: argparse.Namespace) -> None:
     from app.imageio import decode
     from app.models.registry import Registry
     from app.models.sessions import resolve_providers
-    from bench.corpus import PORTRAITS, load_manifest
 
     specs = args.spec or list(DEFAULT_SPECS)
     settings = Settings.from_env()
@@ -385,7 +267,7 @@ def corpus_main(args: argparse.Namespace) -> None:
 
         files = [path for path in files if label(path) in wanted]
     if not files:
-        raise SystemExit(f"no portraits in {args.corpus}: run python -m bench.corpus fetch")
+        raise SystemExit(f"no portraits in {args.corpus}: run python -m tests.support.corpus fetch")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
     out(f"corpus {args.corpus}: {len(files)} portraits x {len(specs)} specs, background {args.background}, "
@@ -428,54 +310,6 @@ def corpus_main(args: argparse.Namespace) -> None:
         out(f"details: {args.json}")
 
 
-def pose_consistency(detector, photos: dict[str, np.ndarray]) -> dict[str, object]:
-    """How far the pose estimate can be trusted, with no ground truth needed: each photo and its
-    mirror image go through the pipeline's detection and refinement; a perfect estimate reads
-    opposite yaws and rolls and equal pitches. Per axis: the standard deviation of the mismatch
-    (yaw + mirrored yaw, ...), one reading's (that / sqrt 2), and twice that (about 95 %), which
-    app.imaging.pose.UNCERTAINTY_DEG must cover."""
-    from app.imaging.pose import estimate_pose
-    from app.pipelines.idphoto import refine
-
-    def pose(rgb: np.ndarray):
-        faces = detector.detect(np.ascontiguousarray(rgb))
-        if len(faces) != 1:
-            return None
-        return estimate_pose(refine(detector, rgb, faces[0]).landmarks)
-
-    mismatch: dict[str, list[float]] = {"yaw": [], "pitch": [], "roll": []}
-    per_photo = {}
-    for name, rgb in photos.items():
-        a, b = pose(rgb), pose(rgb[:, ::-1])
-        if a is None or b is None:
-            continue
-        per_photo[name] = {"yaw": (round(a.yaw, 1), round(-b.yaw, 1)), "pitch": (round(a.pitch, 1), round(b.pitch, 1)),
-                           "roll": (round(a.roll, 1), round(-b.roll, 1))}
-        mismatch["yaw"].append(a.yaw + b.yaw)
-        mismatch["pitch"].append(a.pitch - b.pitch)
-        mismatch["roll"].append(a.roll + b.roll)
-    axes = {}
-    for axis, values in mismatch.items():
-        spread = float(np.std(values, ddof=1)) if len(values) > 1 else float("nan")
-        one = spread / np.sqrt(2.0)
-        axes[axis] = {"mismatch_sd": spread, "one_reading_sd": one, "uncertainty_95": 2.0 * one}
-    # What the mirror cannot see: a bias that the photo and its mirror share (the nose's depth, a
-    # face's own asymmetry). On the portraits labelled frontal by eye, the mirror-averaged yaw
-    # ((photo - mirror) / 2: the reading's noise halved, the bias kept) is the true small yaw plus
-    # that bias; its spread bounds the bias. The yaw uncertainty is twice the root sum of squares.
-    from bench.corpus import PORTRAITS
-
-    frontal = {p.name for p in PORTRAITS if p.expect == "photo"}
-    for axis in ("yaw",):
-        averaged = [(row[axis][0] + row[axis][1]) / 2.0 for name, row in per_photo.items() if name in frontal]
-        if len(averaged) > 1:
-            bias = float(np.std(averaged, ddof=1))
-            figures = axes[axis]
-            figures["frontal_sd"] = bias
-            figures["uncertainty_95"] = 2.0 * float(np.hypot(figures["one_reading_sd"], bias))
-    return {"photos": per_photo, "axes": axes}
-
-
 def pose_consistency_main(folder: Path) -> None:
     from app.models.centerface import CenterFace, make_dims_dynamic
     from app.models.sessions import Providers, create_session
@@ -513,7 +347,6 @@ def expression_main(folder: Path) -> None:
     from app.models.landmarks68 import Landmarks68, mouth_openness
     from app.models.sessions import Providers, create_session
     from app.pipelines.idphoto import choose_face, refine
-    from bench.corpus import PORTRAITS
 
     settings = Settings.from_env()
     cpu = Providers(("CPUExecutionProvider",))
@@ -557,7 +390,7 @@ def main() -> None:
     parser.add_argument("--spec", action="append", help="spec id (repeat; corpus default: the issue's eight)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--model", default="u2net", choices=("u2net", "u2netp"), help="segmentation model")
-    parser.add_argument("--corpus", type=Path, help="a folder of portraits (python -m bench.corpus fetch)")
+    parser.add_argument("--corpus", type=Path, help="a folder of portraits (python -m tests.support.corpus fetch)")
     parser.add_argument("--background", default="white")
     parser.add_argument("--face", default="largest", choices=("single", "largest"))
     parser.add_argument("--limit", type=int, help="only the first N portraits")
@@ -579,7 +412,6 @@ def main() -> None:
     elif args.pose_consistency:
         pose_consistency_main(args.corpus or default_dir())
     elif args.inspect:
-        from bench.inspector import inspect_id_photo
 
         spec_id = args.spec[0] if args.spec else "us-passport"
         for path in args.inspect:

@@ -36,8 +36,10 @@ from PIL import Image
 from app.config import Settings
 from app.models.sessions import session_options, use_shared_arena
 
-from .common import MODEL, WORK, cutout_photo, model_home, portrait_photo, summary
-from .harness import parse_server_timing, private_kib, shared_kib, smaps_rollup
+from tests.support.harness import parse_server_timing, private_kib, shared_kib, smaps_rollup, summary
+from tests.support.photos import cutout_photo, portrait_photo
+
+from .common import MODEL, WORK, model_home
 
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)

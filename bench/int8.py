@@ -11,7 +11,7 @@ recipes   Makes the int8 file of each candidate recipe (app.models.quantised.qua
           folder, from the installed fp32 file and the package photos), then prints per recipe: time
           to make, size, the gate figures against fp32 and the 1- and 2-thread forward pass.
 gate      The installed int8 file (`python -m app.models fetch` makes it) against fp32 on every
-          portrait of the corpus (`python -m bench.corpus fetch`), each matte made by the service's
+          portrait of the corpus (`python -m tests.support.corpus fetch`), each matte made by the service's
           own Segmenter (rembg's pre- and post-processing) and read from the output alpha:
           thresholded-mask IoU (alpha >= 128), mean |alpha difference| (0-1). Also on the held-out
           part only (the portraits that do not come from a calibration photo's file).
@@ -19,7 +19,7 @@ speed     The bare forward pass on the astronaut's tensor, fp32 and int8 (the QD
           optimises it at load, and its pre-optimised graph as the server loads it), 1 and 2 intra-op
           threads, runs interleaved in one process so that load on the machine hits all alike.
 idphoto   Every corpus portrait through the ID photo pipeline with fp32 and with int8 u2net; each
-          output judged by the independent inspector (bench.inspector): counts per outcome.
+          output judged by the independent inspector (tests/support/inspector.py): counts per outcome.
 sensitivity  Where the int8 error arises: each tensor's SQNR against fp32 on chosen portraits
           (onnxruntime.quantization.qdq_loss_debug), in graph order.
 servers   rembg s, pilotlight MODEL_PRECISION=fp32 and =int8 (2 workers), started fresh one after the
@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import app  # noqa: F401, I001  (app first: it pins the native thread pools)
@@ -50,14 +50,9 @@ from app.models.segmentation import Segmenter, rembg_session
 from app.models.sessions import session_options
 
 from .common import WORK, model_home, say, write_json
-from .corpus import default_dir, load_manifest
+from tests.support.judge import MAX_MEAN_ALPHA_DIFF, MIN_MEDIAN_IOU, MIN_WORST_IOU, Portrait, compare, corpus_portraits, idphoto_outcomes
 
 # The quality gate (issue 24): int8 against fp32 on the real-portrait corpus.
-MIN_MEDIAN_IOU = 0.98
-MIN_WORST_IOU = 0.95
-MAX_MEAN_ALPHA_DIFF = 0.02
-CALIBRATION_SOURCES = ("scikit-image", "insightface")  # corpus entries cut from a calibration photo's file
-
 _ALL_INT8 = replace(quantised.RECIPE, fp32_heads=False, fp32_nodes=())
 _HEADS = replace(quantised.RECIPE, fp32_nodes=())
 CANDIDATES: dict[str, quantised.Recipe] = {
@@ -97,59 +92,7 @@ def out(line: str = "") -> None:
 # -- the gate's arithmetic (pure) ------------------------------------------------------------------
 
 
-def matte_gap(reference: np.ndarray, candidate: np.ndarray) -> dict[str, float]:
-    """Two (H, W) uint8 alphas of one photo: IoU of the masks alpha >= 128 (1.0 when both are empty)
-    and the mean |difference| of the alphas on a 0-1 scale."""
-    if reference.shape != candidate.shape:
-        raise ValueError(f"alpha shapes differ: {reference.shape} and {candidate.shape}")
-    a, b = reference >= 128, candidate >= 128
-    union = int(np.logical_or(a, b).sum())
-    iou = 1.0 if union == 0 else int(np.logical_and(a, b).sum()) / union
-    diff = float(np.abs(reference.astype(np.int16) - candidate.astype(np.int16)).mean()) / 255.0
-    return {"iou": iou, "alpha_diff": diff}
-
-
-def gate_figures(gaps: Sequence[dict[str, float]]) -> dict[str, object]:
-    """The gate over photos: median and worst IoU, mean |alpha difference| over all pixels of all
-    photos' mean, and whether each bound holds."""
-    if not gaps:
-        raise ValueError("no photos")
-    ious = [gap["iou"] for gap in gaps]
-    diff = statistics.fmean(gap["alpha_diff"] for gap in gaps)
-    figures = {
-        "photos": len(gaps),
-        "median_iou": statistics.median(ious),
-        "worst_iou": min(ious),
-        "mean_alpha_diff": diff,
-        "worst_alpha_diff": max(gap["alpha_diff"] for gap in gaps),
-    }
-    figures["passes"] = bool(
-        figures["median_iou"] >= MIN_MEDIAN_IOU and figures["worst_iou"] >= MIN_WORST_IOU and diff <= MAX_MEAN_ALPHA_DIFF
-    )
-    return figures
-
-
 # -- photos and sessions ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Portrait:
-    name: str
-    rgb: np.ndarray
-    held_out: bool  # not cut from a file the calibration set also reads
-
-
-def corpus_portraits(folder: Path | None = None, *, limit: int | None = None) -> list[Portrait]:
-    """The corpus's portraits, (H, W, 3) uint8 RGB, in name order."""
-    folder = folder or default_dir()
-    manifest = load_manifest(folder)
-    portraits = []
-    for name in sorted(manifest)[:limit]:
-        entry = manifest[name]
-        with Image.open(folder / str(entry["file"])) as image:
-            rgb = np.asarray(image.convert("RGB"))
-        portraits.append(Portrait(name, rgb, held_out=entry["source"] not in CALIBRATION_SOURCES))
-    return portraits
 
 
 def session(path: Path, *, threads: int, preoptimised: bool = False, prepack: bool = False) -> ort.InferenceSession:
@@ -164,18 +107,6 @@ def segmenter(model: str, path: Path, *, threads: int) -> Segmenter:
 
 def mattes(seg: Segmenter, portraits: Sequence[Portrait]) -> dict[str, np.ndarray]:
     return {p.name: seg.matte(p.rgb, max_side=2048).alpha for p in portraits}
-
-
-def compare(reference: dict[str, np.ndarray], candidate: dict[str, np.ndarray],
-            portraits: Sequence[Portrait]) -> dict[str, object]:
-    gaps = {p.name: matte_gap(reference[p.name], candidate[p.name]) for p in portraits}
-    held_out = [gaps[p.name] for p in portraits if p.held_out]
-    return {
-        "all": gate_figures(list(gaps.values())),
-        "held_out": gate_figures(held_out) if held_out else None,
-        "worst_photo": min(gaps, key=lambda name: gaps[name]["iou"]),
-        "photos": gaps,
-    }
 
 
 def feed(model_input: str) -> dict[str, np.ndarray]:
@@ -349,27 +280,6 @@ def speed_main(args: argparse.Namespace) -> None:
         f"{len(record.get('calibration_inputs', []))} calibration inputs)")
 
 
-def idphoto_outcomes(registry: object, portraits: Sequence[Portrait], specs: Sequence[str], *,
-                     settings: object) -> dict[tuple[str, str], str]:
-    """(portrait, spec) -> the inspector's outcome of the ID photo: "compliant", "broken: rule,...",
-    "refused: code" or "error: ...", with the service's detector and segmenter of `registry`."""
-    from .idphoto import MatteOnce, run_pair
-
-    detector = registry.face_detector()[1]
-    segmenter = MatteOnce(registry.segmenter("u2net"))
-    outcomes = {}
-    for portrait in portraits:
-        for spec_id in specs:
-            row = run_pair(portrait.rgb, spec_id, background="white", face="largest", detector=detector,
-                           segmenter=segmenter, settings=settings)
-            if row["status"] == "made":
-                failed = row["inspector_failed"]
-                outcomes[(portrait.name, spec_id)] = "broken: " + ",".join(failed) if failed else "compliant"
-            else:
-                outcomes[(portrait.name, spec_id)] = f"refused: {row['code']}"
-    return outcomes
-
-
 def variant_registry(variant: str, settings: object) -> object:
     from app.models.registry import Registry
     from app.models.sessions import resolve_providers
@@ -448,8 +358,8 @@ def servers_main(args: argparse.Namespace) -> None:
     """rembg s, pilotlight fp32 and pilotlight int8 (2 workers, MODEL_PRECISION forced), each started
     fresh as a user starts it, one after the other in one run (bench.lanes' own measurement)."""
     from . import peer
-    from .common import cutout_photo, portrait_photo
-    from .harness import Call, Server
+    from tests.support.harness import Call, Server
+    from tests.support.photos import cutout_photo, portrait_photo
     from .lanes import measure, pilotlight
 
     installed_int8("u2net")

@@ -5,7 +5,7 @@
     .venv/bin/python -m bench.lanes --quick         # fewer requests; writes under $BENCH_WORK only
 
 Three servers, each started as a user starts it, fresh, on the same u2net file and photos
-(bench/common.py): `rembg s --no-ui` (one process, onnxruntime's default threads), pilotlight with 2
+(tests/support/photos.py): `rembg s --no-ui` (one process, onnxruntime's default threads), pilotlight with 2
 workers and its default LONE_REQUEST_THREADS (every usable core), and pilotlight with
 LONE_REQUEST_THREADS=1 (one thread per inference: the behaviour before lanes). For each: time to
 ready, the first request and the steady median of a lone client (cut-out, and for pilotlight an ID
@@ -21,9 +21,11 @@ import statistics
 import time
 from pathlib import Path
 
+from tests.support.harness import Call, Server, closed_loop, must, sequential
+from tests.support.photos import cutout_photo, portrait_photo
+
 from . import peer
-from .common import MODEL, RESULTS, ROOT, WORK, cutout_photo, portrait_photo, say, write_json
-from .harness import Call, Server, closed_loop, must, sequential
+from .common import MODEL, RESULTS, ROOT, WORK, say, write_json
 from .report import get
 from .report import table as report_table
 

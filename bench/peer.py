@@ -20,8 +20,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .common import BENCH_VENV, MODEL, ROOT, model_home, say
-from .harness import Call
+from tests.support.harness import Call
+from tests.support.photos import BENCH_VENV
+
+from .common import MODEL, ROOT, model_home, say
 
 REQUIREMENTS = (ROOT / "requirements.txt", ROOT / "requirements-bench.txt", ROOT / "requirements-nodeps.txt")
 

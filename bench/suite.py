@@ -10,14 +10,14 @@
 Each server is started as a user starts it, on a free loopback port: pilotlight with
 `PILOTLIGHT_NO_SETUP=1 ./start.sh` (the container image's entry point: gunicorn with
 gunicorn.conf.py), rembg's own server with `rembg s --no-ui` from its own virtual environment
-(bench/peer.py), both on the same u2net.onnx and the same photos (bench/common.py). Start a run on a
+(bench/peer.py), both on the same u2net.onnx and the same photos (tests/support/photos.py). Start a run on a
 quiet machine: every figure is wall-clock time on two shared cores; the report records the load
 average around each section.
 
 Sections, in order: pipeline (the in-process floor), preopt (load time and memory of the
 pre-optimised models), compare (pilotlight preload, pilotlight lazy and rembg s side by side: start-up, cold
 penalty, steady latency, memory, shutdown), throughput (1 and 2 workers, latency under load,
-respawn), memory (1/2/4/8 workers, preload and lazy), variants (gc.freeze, arena, malloc settings
+respawn), memory (1/2/4/8 workers, preload and lazy), variants (arena, memory release
 at 1 and 4 workers), recycle (max_requests).
 """
 
@@ -40,8 +40,10 @@ from pathlib import Path
 from app.config import Settings
 
 from . import peer
-from .common import DOCS, MODEL, RESULTS, ROOT, SECTIONS, WORK, cutout_photo, median, model_home, portrait_photo, say, summary, write_json
-from .harness import Call, Server, closed_loop, must, sequential, serve_every_worker, wait_for
+from tests.support.harness import Call, Server, closed_loop, must, sequential, serve_every_worker, summary, wait_for
+from tests.support.photos import cutout_photo, portrait_photo
+
+from .common import DOCS, MODEL, RESULTS, ROOT, SECTIONS, WORK, median, model_home, say, write_json
 
 @dataclass(frozen=True)
 class Plan:
@@ -71,8 +73,7 @@ class Plan:
 # -- the servers ----------------------------------------------------------------------------------
 
 
-def pilotlight(name: str, *, workers: int, log_dir: Path, preload: bool = True, extra_env: dict[str, str] | None = None,
-               config: str | None = None) -> Server:
+def pilotlight(name: str, *, workers: int, log_dir: Path, preload: bool = True, extra_env: dict[str, str] | None = None) -> Server:
     env = {
         "PILOTLIGHT_NO_SETUP": "1",
         "WORKERS": str(workers),
@@ -83,12 +84,7 @@ def pilotlight(name: str, *, workers: int, log_dir: Path, preload: bool = True, 
         "ORT_PROVIDERS": os.environ.get("BENCH_ORT_PROVIDERS", "cpu"),
         **(extra_env or {}),
     }
-    if config is None:
-        command = [str(ROOT / "start.sh")]
-    else:
-        venv = Path(os.environ.get("VENV", ROOT / ".venv"))
-        command = [str(venv / "bin" / "gunicorn"), "--config", config]
-    return Server(env, log_dir / f"{name}.log", command, name)
+    return Server(env, log_dir / f"{name}.log", [str(ROOT / "start.sh")], name)
 
 
 def rembg_server(name: str, rembg: Path, log_dir: Path) -> Server:
@@ -241,9 +237,9 @@ def section_throughput(plan: Plan, ctx: Context) -> dict:
 
 
 def memory_run(name: str, *, workers: int, preload: bool, plan: Plan, ctx: Context, steady: int = 0,
-               extra_env: dict[str, str] | None = None, config: str | None = None) -> dict:
+               extra_env: dict[str, str] | None = None) -> dict:
     c = ctx.calls
-    server = pilotlight(name, workers=workers, preload=preload, log_dir=ctx.logs, extra_env=extra_env, config=config)
+    server = pilotlight(name, workers=workers, preload=preload, log_dir=ctx.logs, extra_env=extra_env)
     with server:
         times = server.wait_started()
         row: dict = {"workers": workers, "preload": preload, **times}
@@ -276,16 +272,14 @@ def section_memory(plan: Plan, ctx: Context) -> dict:
 
 
 UPSTREAM = {"ORT_CPU_ARENA": "session", "ORT_MEM_PATTERN": "true", "RELEASE_MEMORY": "off"}
-# label, environment, gunicorn config (None: start.sh)
-VARIANTS: tuple[tuple[str, dict[str, str], str | None], ...] = (
-    ("onnxruntime's defaults (arena per session, memory pattern on), nothing released", UPSTREAM, None),
-    ("no gc.freeze()", {"BENCH_GC_FREEZE": "0"}, "bench/gunicorn_variant.conf.py"),
-    ("shared arena, never released", {"RELEASE_MEMORY": "off"}, None),
-    ("no worker keeps its memory when idle", {"KEEP_MEMORY_WORKERS": "0"}, None),
-    ("arena per session, memory pattern off, nothing released", {"ORT_CPU_ARENA": "session", "RELEASE_MEMORY": "off"}, None),
-    ("arena off, nothing released", {"ORT_CPU_ARENA": "off", "RELEASE_MEMORY": "off"}, None),
-    ("arena off + malloc_trim after each request (the prototype)", {"ORT_CPU_ARENA": "off", "ORT_MEM_PATTERN": "true", "RELEASE_MEMORY": "request"},
-     None),
+# label, environment (each runs start.sh)
+VARIANTS: tuple[tuple[str, dict[str, str]], ...] = (
+    ("onnxruntime's defaults (arena per session, memory pattern on), nothing released", UPSTREAM),
+    ("shared arena, never released", {"RELEASE_MEMORY": "off"}),
+    ("no worker keeps its memory when idle", {"KEEP_MEMORY_WORKERS": "0"}),
+    ("arena per session, memory pattern off, nothing released", {"ORT_CPU_ARENA": "session", "RELEASE_MEMORY": "off"}),
+    ("arena off, nothing released", {"ORT_CPU_ARENA": "off", "RELEASE_MEMORY": "off"}),
+    ("arena off + malloc_trim after each request (the prototype)", {"ORT_CPU_ARENA": "off", "ORT_MEM_PATTERN": "true", "RELEASE_MEMORY": "request"}),
 )
 # memory is read twice: right after the last request, and once an idle worker has given its memory back
 IDLE_WAIT_S = Settings.release_memory_idle_s + 2.0
@@ -294,14 +288,14 @@ IDLE_WAIT_S = Settings.release_memory_idle_s + 2.0
 def section_variants(plan: Plan, ctx: Context) -> dict:
     """Each variant at `plan.variant_workers` workers: steady latency (1 worker), memory after traffic."""
     rows = []
-    for label, env, config in VARIANTS:
+    for label, env in VARIANTS:
         if plan.quick and label != VARIANTS[0][0]:
             continue
         for workers in plan.variant_workers:
             say(f"[variants] {label}, {workers} worker(s)")
             try:
                 row = memory_run(f"variant-{len(rows)}-{workers}", workers=workers, preload=True, plan=plan, ctx=ctx,
-                                 steady=plan.steady if workers == 1 else 0, extra_env=env, config=config)
+                                 steady=plan.steady if workers == 1 else 0, extra_env=env)
             except Exception as exc:  # noqa: BLE001  (one variant failing must not lose the others)
                 say(f"[variants] {label} FAILED: {exc}")
                 row = {"workers": workers, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}

@@ -19,7 +19,7 @@ from app.models.fetch import fetch, inspect
 from app.models.manifest import get_spec
 from app.models.registry import Registry
 from app.service import Service
-from bench.harness import Server
+from tests.support.harness import Server
 
 # What a server test starts unless it says otherwise: one worker, the small models, one warm-up pass.
 SMALL_SERVER = {"WORKERS": "1", "MODELS": "u2netp,centerface", "SEGMENTATION_MODEL": "u2netp", "WARMUP_REQUESTS": "1"}

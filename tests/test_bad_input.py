@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from tests.conftest import RunningServer, jpeg_bytes, png_bytes
-from bench.harness import Server
+from tests.support.harness import Server
 
 pytestmark = pytest.mark.server
 

@@ -24,7 +24,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_play
 
 from app.specs import BACKGROUND_COLOURS, get_spec
 from tests.conftest import RunningServer
-from bench.harness import ROOT, Server
+from tests.support.harness import ROOT, Server
 
 pytestmark = pytest.mark.server
 

@@ -10,8 +10,8 @@ real gunicorn serving u2netp (MODELS=u2netp,centerface, SEGMENTATION_MODEL=u2net
 
 The figures (bytes downloaded, first and warm run, the model alone, IoU, the server's u2netp cut-out
 on the same photo) are printed and written as JSON to $PILOTLIGHT_BROWSER_FIGURES (default
-artifacts/browser-ondevice.json); `python -m bench.browser` runs this file to record them for
-docs/BENCHMARKS.md.
+artifacts/browser-ondevice.json); written to bench/results/browser.json, docs/BENCHMARKS.md's
+"In the browser" section shows them (`python -m bench.report`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, Request, Route, e
 from app.models.fetch import fetch_npm, inspect_npm
 from app.models.manifest import WEB_RUNTIME
 from tests.conftest import RunningServer
-from bench.harness import Server
+from tests.support.harness import Server
 from tests.test_browser import ARTIFACTS, browser, page_errors, photos  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.server

@@ -1,4 +1,4 @@
-"""The real-photo corpus (bench.corpus) and the independent inspector (bench.inspector).
+"""The real-photo corpus (tests/support/corpus.py) and the independent inspector (tests/support/inspector.py).
 
 The inspector is checked on cases whose truth is known: synthetic heads drawn at a known tilt and
 crown, scikit-image's astronaut (eyes hand-measured at (203.5, 101.5) and (246.5, 103.0), chin
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFilter
 
-from bench import corpus
-from bench.inspector import detect_faces, grey, inspect_id_photo
+from tests.support import corpus
+from tests.support.inspector import detect_faces, grey, inspect_id_photo
 
 ASTRONAUT_EYES = ((203.5, 101.5), (246.5, 103.0))  # hand-measured iris centres, px
 ASTRONAUT_ROLL = math.degrees(math.atan2(1.5, 43.0))  # ~2.0: the eye on the image's right is lower
@@ -188,24 +188,23 @@ def test_inspector_on_takeo_against_its_annotation(portraits: Path) -> None:
 # -- the corpus benchmark -------------------------------------------------------------------------
 
 
-def test_corpus_benchmark_prints_both_tables(
-    model_home: Path, tmp_path: Path, astronaut: np.ndarray, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """One portrait, one spec, u2netp: the service's table, the inspector's, the refusal line."""
+def test_corpus_benchmark_prints_both_tables(model_home: Path, tmp_path: Path, astronaut: np.ndarray) -> None:
+    """One portrait, one spec, u2netp: the service's table, the inspector's, the refusal line, as
+    `python -m bench.idphoto --corpus` prints them (run as a user runs it: tests import no bench)."""
     import json
+    import os
+    import subprocess
     import sys
-
-    from bench import idphoto
 
     folder = tmp_path / "portraits"
     folder.mkdir()
     Image.fromarray(astronaut).save(folder / "astronaut.png")
-    monkeypatch.setenv("MODEL_HOME", str(model_home))
-    monkeypatch.setattr(sys, "argv", ["bench.idphoto", "--corpus", str(folder), "--spec", "icao", "--model", "u2netp",
-                                      "--json", str(tmp_path / "out.json")])
-    idphoto.main()
-    printed = capsys.readouterr().out
+    command = [sys.executable, "-m", "bench.idphoto", "--corpus", str(folder), "--spec", "icao", "--model", "u2netp",
+               "--json", str(tmp_path / "out.json")]
+    done = subprocess.run(command, cwd=Path(__file__).resolve().parents[1], env={**os.environ, "MODEL_HOME": str(model_home)},
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    printed = done.stdout
     assert "### The service's own compliance report" in printed and "### The independent inspector" in printed
     assert "| icao | 1 |" in printed and "target:" in printed
     pairs = json.loads((tmp_path / "out.json").read_text())["pairs"]
@@ -219,7 +218,7 @@ def test_the_pose_uncertainty_covers_the_corpus(portraits: Path, model_home: Pat
     from app.imaging.pose import UNCERTAINTY_DEG
     from app.models.centerface import CenterFace, make_dims_dynamic
     from app.models.sessions import Providers, create_session
-    from bench.idphoto import pose_consistency
+    from tests.support.judge import pose_consistency
 
     session = create_session(make_dims_dynamic((model_home / "centerface.onnx").read_bytes()),
                              providers=Providers(("CPUExecutionProvider",)), label="test")

@@ -22,7 +22,7 @@ from PIL import Image
 from app.models import __main__ as models_cli
 from tests import onnx_fakes
 from tests.conftest import RunningServer, jpeg_bytes, png_bytes
-from bench.harness import Server
+from tests.support.harness import Server
 from tests.test_faces_pure import ASTRONAUT_BOX, ASTRONAUT_LANDMARKS, FAKES, insightface_image
 
 pytestmark = pytest.mark.server

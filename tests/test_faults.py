@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from tests.conftest import RunningServer
-from bench.harness import Server, alive, busy_worker, wait_for
+from tests.support.harness import Server, alive, busy_worker, wait_for
 
 pytestmark = pytest.mark.server
 

@@ -23,8 +23,8 @@ import pytest
 
 from app.config import ConfigError, Settings
 from app.serving import front
-from bench.harness import GUNICORN, Server, alive, busy_worker, descendants, wait_for
-from bench.slowloris import HOSTILE, closed_by_server, hostile_socket
+from tests.support.harness import GUNICORN, Server, alive, busy_worker, descendants, wait_for
+from tests.support.hostile import HOSTILE, closed_by_server, hostile_socket
 from tests.conftest import RunningServer
 
 CUTOUT = "/api/v1/remove-background"

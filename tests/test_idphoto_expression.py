@@ -1,6 +1,6 @@
 """Issue 23: the 68-point landmark net (converted to ONNX at fetch time), the mouth-closed and hands
 lines, the face-resolution line; on generated weights against a numpy reference of the network, and
-on the real-photo corpus labelled by eye (bench.corpus)."""
+on the real-photo corpus labelled by eye (tests/support/corpus.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from app.models.fetch import fetch, inspect
 from app.models.faceapi_onnx import BLOCKS, INPUT_SIZE, MEAN_RGB, dequantise, to_onnx
 from app.models.landmarks68 import Landmarks68, eye_openness, five_points, mouth_openness
 from app.models.manifest import get_spec
-from bench import corpus
+from tests.support import corpus
 
 ASTRONAUT_EYES = ((203.5, 101.5), (246.5, 103.0))  # hand-measured iris centres, px (tests/test_corpus.py)
 

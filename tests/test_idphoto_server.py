@@ -22,7 +22,7 @@ from app.models.centerface import CenterFace, make_dims_dynamic
 from app.models.sessions import Providers, create_session
 from app.specs import BACKGROUND_COLOURS, get_spec
 from tests.conftest import RunningServer, jpeg_bytes
-from bench.harness import Server
+from tests.support.harness import Server
 
 pytestmark = pytest.mark.server
 

@@ -3,10 +3,10 @@
 Each matte comes from the service's own Segmenter (rembg's pre- and post-processing) on a registry
 that runs the variant (MODEL_PRECISION forced), and is read from the output alpha. The gate: the masks
 alpha >= 128 of int8 and fp32 overlap with IoU median >= 0.98 and worst >= 0.95, and the alphas differ
-by at most 0.02 on average (bench.int8.gate_figures), on the whole corpus and on its held-out part.
+by at most 0.02 on average (tests/support/judge.py: gate_figures), on the whole corpus and on its held-out part.
 `precision.AUTO_PICKS_INT8` (int8 as the default) must say whether the recipe passes it; the median and
 the mean difference must hold either way. The ID photos made with each variant, judged by the
-independent inspector (bench.inspector), are no worse with int8: as many compliant, the same refusals.
+independent inspector (tests/support/inspector.py), are no worse with int8: as many compliant, the same refusals.
 
 The int8 file is the real one, made by the real recipe (`python -m app.models fetch` makes it; this
 test derives it once where it is missing). `python -m bench.int8 gate` prints the same figures.
@@ -24,8 +24,8 @@ from app.models import precision, quantised
 from app.models.manifest import get_spec
 from app.models.registry import Registry
 from app.models.sessions import WIDE, Lanes, lane, resolve_providers
-from bench import corpus
-from bench.int8 import MAX_MEAN_ALPHA_DIFF, MIN_MEDIAN_IOU, compare, corpus_portraits, idphoto_outcomes
+from tests.support import corpus
+from tests.support.judge import MAX_MEAN_ALPHA_DIFF, MIN_MEDIAN_IOU, compare, corpus_portraits, idphoto_outcomes
 
 SPECS = ("icao",)
 
@@ -57,7 +57,7 @@ def registries(model_home: Path) -> Iterator[dict[str, Registry]]:
 
 @pytest.fixture(scope="module")
 def mattes(portraits: list, registries: dict[str, Registry]) -> dict[str, object]:
-    """The gate's matte figures (bench.int8.compare): int8 against fp32 on every portrait."""
+    """The gate's matte figures (tests/support/judge.py: compare): int8 against fp32 on every portrait."""
     with lane(WIDE):
         alphas = {
             variant: {p.name: registry.segmenter("u2net").matte(p.rgb, max_side=2048).alpha for p in portraits}

@@ -18,7 +18,7 @@ import requests
 from PIL import Image
 
 from tests.conftest import RunningServer, jpeg_bytes
-from bench.harness import Server, alive, busy_worker, wait_for
+from tests.support.harness import Server, alive, busy_worker, wait_for
 
 pytestmark = pytest.mark.server
 

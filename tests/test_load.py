@@ -1,11 +1,11 @@
-"""A short load run through the real gunicorn (bench/load.py runs the long one): more clients than
+"""A short load run through the real gunicorn (`python -m bench.load` runs the long one): more clients than
 workers, and nothing answers 5xx but an explicit 503 busy with Retry-After; memory stays flat."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.load import run_load
+from tests.support.load import run_load
 from tests.conftest import RunningServer
 
 pytestmark = pytest.mark.server

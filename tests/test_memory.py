@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from tests.conftest import RunningServer
 
-from bench.harness import Server, private_kib, smaps_rollup, wait_for
+from tests.support.harness import Server, private_kib, smaps_rollup, wait_for
 
 KEEPS = re.compile(r"worker (\d+) keeps its working memory")
 GAVE_BACK = re.compile(r"worker (\d+) idle for [\d.]+ s: working memory given back")

@@ -29,7 +29,7 @@ from app.observability import JsonFormatter
 from app.service import Service
 from app.serving.admission import InferenceGate
 from tests.conftest import RunningServer
-from bench.harness import ROOT, Server, alive
+from tests.support.harness import ROOT, Server, alive
 
 HEX_ID = re.compile(r"^[0-9a-f]{32}$")
 ORIGIN = "https://photos.example"

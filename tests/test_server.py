@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from tests.conftest import RunningServer, png_bytes
-from bench.harness import Server, alive
+from tests.support.harness import Server, alive
 
 pytestmark = pytest.mark.server
 

@@ -16,8 +16,8 @@ import pytest
 import requests
 
 from app.config import ConfigError, Settings
-from bench.harness import Server
-from bench.slowloris import (
+from tests.support.harness import Server
+from tests.support.hostile import (
     Attack,
     closed_by_server,
     content_length,

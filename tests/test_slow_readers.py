@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bench.slowloris import (
+from tests.support.hostile import (
     content_length,
     cutout_request,
     good_client,
@@ -27,7 +27,7 @@ from bench.slowloris import (
     trickle_read,
 )
 from tests.conftest import RunningServer
-from bench.harness import Server
+from tests.support.harness import Server
 
 READERS = 12  # more than the 2 x 4 pool threads of the two workers
 LOOPBACK_ABSORBS = 6 * 1024 * 1024  # more than loopback's send + receive buffers take of an unread answer

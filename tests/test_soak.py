@@ -1,4 +1,4 @@
-"""A short soak through the real gunicorn (bench/load.py --soak runs the 2,000-request one): varied
+"""A short soak through the real gunicorn (`python -m bench.load --soak` runs the 2,000-request one): varied
 photos (256 px to 20 megapixels, JPEG/PNG/WebP, one with six faces) over cut-outs, ID photos and
 print sheets; no 5xx, and PSS at rest (after the idle release) does not keep growing."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.load import run_soak
+from tests.support.load import run_soak
 from tests.conftest import RunningServer
 
 pytestmark = pytest.mark.server

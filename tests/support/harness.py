@@ -9,6 +9,7 @@ the servers it starts alone (app/native_threads.py sets OMP_NUM_THREADS & co. on
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import signal
@@ -25,8 +26,7 @@ from pathlib import Path
 
 import requests
 
-from .common import ROOT, summary
-
+ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK = "127.0.0.1"
 # what start.sh runs once set up: nginx in front of gunicorn (app/serving/launch.py)
 LAUNCH = (sys.executable, "-m", "app.serving.launch")
@@ -36,6 +36,24 @@ GUNICORN = (sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py")
 SCRUB = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER")
 ACCESS = re.compile(r"\[(\d+)\].*\"(?:POST|GET) (\S+) HTTP/[\d.]+\" (\d{3})")
 WARM = re.compile(r"worker (\d+) warm after (\d+) warm-up pass\(es\) in ([\d.]+) s")
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Linear-interpolated percentile (numpy's default), without numpy."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100.0
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def summary(values: Sequence[float]) -> dict[str, float]:
+    values = list(values)
+    if not values:
+        return {"n": 0}
+    return {"n": len(values), "p50": statistics.median(values), "p90": percentile(values, 90), "p99": percentile(values, 99),
+            "mean": statistics.fmean(values), "min": min(values), "max": max(values)}
 
 
 def free_port() -> int:
