@@ -26,8 +26,7 @@ from tests.support.photos import cutout_photo, portrait_photo
 
 from . import peer
 from .common import MODEL, RESULTS, ROOT, WORK, say, write_json
-from .report import get
-from .report import table as report_table
+from .report import render_lanes, write
 
 REST_S = 2.0 + 2.0  # RELEASE_MEMORY_IDLE_S's default, plus the watchdog's periods
 
@@ -70,48 +69,6 @@ def _lanes(url: str) -> dict[str, float]:
     return {lane: float(value) for lane, value in re.findall(r'pilotlight_inference_lane_total\{lane="(\w+)"\} (\S+)', text)}
 
 
-ROWS = (  # label, where in a server's results, format
-    ("ready (s)", ("ready_s",), "{:.2f}"),
-    ("first cut-out after ready (s)", ("first_s",), "{:.3f}"),
-    ("lone cut-out, steady median (s)", ("steady_s",), "{:.3f}"),
-    ("cold penalty (first / steady)", ("cold_penalty",), "{:.2f}"),
-    ("lone ID photo, steady median (s)", ("idphoto_steady_s",), "{:.3f}"),
-    ("ID photo cold penalty", ("idphoto_cold_penalty",), "{:.2f}"),
-    ("lone cut-out right after a 2-client burst (s)", ("lone_after_burst_s",), "{:.3f}"),
-    ("2 clients, throughput (req/s)", ("two_clients", "throughput_rps"), "{:.2f}"),
-    ("summed PSS right after traffic (MiB)", ("memory_busy", "tree_pss_mib"), "{:,.0f}"),
-    ("summed PSS at rest, 4 s later (MiB)", ("memory", "tree_pss_mib"), "{:,.0f}"),
-    ("private memory per worker at rest (MiB)", ("memory", "worker_private_mib"), "{:,.0f}"),
-)
-
-
-def table(results: dict[str, dict]) -> str:
-    peer_ = results["rembg s"]
-    rows = [[label, *("-" if (value := get(r, *path)) is None else spec.format(value) for r in results.values())] for label, path, spec in ROWS]
-    rows.append(["inferences by lane (wide / narrow)", *(f"{r['lanes'].get('wide', 0):.0f} / {r['lanes'].get('narrow', 0):.0f}" if "lanes" in r else "-"
-                                                         for r in results.values())])
-    ours, before = results["pilotlight"], results["pilotlight, LONE_REQUEST_THREADS=1"]
-    ratios = [
-        f"- lone cut-out, pilotlight / rembg s: **{ours['steady_s'] / peer_['steady_s']:.2f}x** "
-        f"(with LONE_REQUEST_THREADS=1: {before['steady_s'] / peer_['steady_s']:.2f}x; target at most 0.95x)",
-        f"- 2 clients, pilotlight / rembg s: **{ours['two_clients']['throughput_rps'] / peer_['two_clients']['throughput_rps']:.2f}x** "
-        "(target at least 1.3x)",
-        f"- ready, pilotlight - LONE_REQUEST_THREADS=1: {ours['ready_s'] - before['ready_s']:+.2f} s (target at most +0.3 s)",
-        f"- private memory per worker at rest, pilotlight - LONE_REQUEST_THREADS=1: "
-        f"{ours['memory'].get('worker_private_mib', 0) - before['memory'].get('worker_private_mib', 0):+.0f} MiB "
-        "(the wide lane's weights are the shared pages of the pre-optimised data file)",
-    ]
-    return report_table(["", *results], rows) + "\n" + "\n".join(ratios) + "\n"
-
-
-def section(saved: dict) -> str:
-    """The docs/BENCHMARKS.md section of a saved run (bench/report.py renders it)."""
-    return (f"## Lanes: a lone request on every core (bench.lanes, {saved['when']})\n\n"
-            "Printed by `python -m bench.lanes`: rembg s and pilotlight (2 workers, default LONE_REQUEST_THREADS, "
-            "then LONE_REQUEST_THREADS=1) started fresh one after the other in one run, u2net, the photos of "
-            "bench/common.py.\n\n" + table(saved["results"]))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer requests; results under $BENCH_WORK only")
@@ -131,14 +88,12 @@ def main() -> None:
     say("[lanes] pilotlight, LONE_REQUEST_THREADS=1")
     results["pilotlight, LONE_REQUEST_THREADS=1"] = measure(
         pilotlight("pilotlight-narrow", log_dir, LONE_REQUEST_THREADS="1"), ours_cut, ours_id, steady=steady, loop=loop)
-    text = table(results)
+    text = render_lanes({"results": results})
     print(text)  # noqa: T201
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     target = (log_dir if args.quick else RESULTS) / "lanes.json"
     write_json(target, {"when": when, "quick": args.quick, "photo": cut.name, "results": results})
     if not args.quick:
-        from .report import write
-
         write(RESULTS / "cpu.json")  # docs/BENCHMARKS.md with this section
 
 
