@@ -2,7 +2,8 @@
 the import graph has no cycle. The layers are read from the table in docs/architecture.md (the
 one place they are written), and the table must name every module of app/ and nothing else.
 Imports are read from the source with `ast`, module-level and function-level imports alike
-(TYPE_CHECKING imports count too: a cycle in types is a cycle)."""
+(TYPE_CHECKING imports count too: a cycle in types is a cycle). Around app/: nothing outside bench/
+imports bench/, and bench/'s modules import each other in no cycle."""
 
 from __future__ import annotations
 
@@ -176,3 +177,67 @@ def test_each_module_is_in_the_layer_its_longest_prefix_names() -> None:
     assert LAYERS[layer_of("app.serving.hooks")][0] == "serving"
     assert LAYERS[layer_of("app.models.manifest")][0] == "core"
     assert LAYERS[layer_of("app.api.faces")][0] == "web" and LAYERS[layer_of("app")][0] == "web"
+
+
+# -- tests/ and bench/: one direction ---------------------------------------------------------------
+
+
+def raw_imports(module: str, path: Path) -> set[str]:
+    """Every module name `path` imports, relative imports resolved (module-level and in functions)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - (node.level - 1)] + ([node.module] if node.module else []))
+            found.update([base] + [f"{base}.{alias.name}" for alias in node.names])
+    return found
+
+
+def imports_bench(module: str, path: Path) -> list[str]:
+    return sorted(name for name in raw_imports(module, path) if name == "bench" or name.startswith("bench."))
+
+
+def test_nothing_outside_bench_imports_bench() -> None:
+    """tests/ (its support included), app/, scripts/, .ci/ and the root's own modules never import
+    bench/: bench/ measures with the test support (tests/support/), not the other way round."""
+    paths = [path for folder in ("app", "tests", "scripts", ".ci") for path in (ROOT / folder).rglob("*.py")]
+    paths += sorted(ROOT.glob("*.py"))
+    offenders = {str(path.relative_to(ROOT)): found for path in paths if (found := imports_bench(module_name(path), path))}
+    assert not offenders, f"modules that import bench: {offenders}"
+
+
+def test_bench_modules_import_each_other_in_no_cycle() -> None:
+    known = {module_name(path): path for path in (ROOT / "bench").rglob("*.py")}
+    edges = {module: {name for name in raw_imports(module, path) if name in known and name != module} for module, path in known.items()}
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(edges[node]):
+            if state.get(target) == 1:
+                cycles.append([*trail[trail.index(target):], target])
+            elif target not in state:
+                visit(target, [*trail, target])
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [node])
+    assert len(known) > 5 and not cycles, "import cycles in bench/:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_bench_checks_catch_a_violation(tmp_path: Path) -> None:
+    """The checkers themselves: a test importing bench, relatively or not, is found."""
+    probe = tmp_path / "probe.py"
+    probe.write_text("import os\n\n\ndef f():\n    from bench.suite import main\n    from bench import report\n")
+    assert imports_bench("tests.probe", probe) == ["bench", "bench.report", "bench.suite", "bench.suite.main"]
+    probe.write_text("from .. import bench\nfrom ..benchmarks import x\n")
+    assert imports_bench("tests.support.probe", probe) == []  # tests.bench is not bench
+    probe.write_text("from . import lanes\n")
+    assert "bench.lanes" in raw_imports("bench.report", probe)
