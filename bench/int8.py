@@ -301,7 +301,7 @@ def idphoto_main(args: argparse.Namespace) -> None:
     results = {variant: idphoto_outcomes(variant_registry(variant, settings), portraits, specs, settings=settings)
                for variant in (quantised.FP32, quantised.INT8)}
     fp32, int8 = results[quantised.FP32], results[quantised.INT8]
-    out(f"## ID photos with fp32 and int8 u2net ({len(portraits)} portraits x {', '.join(specs)}; judged by bench.inspector)")
+    out(f"## ID photos with fp32 and int8 u2net ({len(portraits)} portraits x {', '.join(specs)}; judged by tests/support/inspector.py)")
     out()
     out("| variant | compliant | rule broken | refused |")
     out("|---|---|---|---|")

@@ -5,7 +5,7 @@ Colour order RGB, coordinates image px (x right, y down).
 
 Mouth closed: the gap between the inner lips over the mouth's width, from the 68 landmarks of
 `app.models.landmarks68` (`mouth_openness`). MOUTH_OPEN_ABOVE was set on the corpus's frontal
-portraits labelled by eye (bench.corpus: `mouth`): the lips-closed ones read 0.011-0.099 and those
+portraits labelled by eye (tests/support/corpus.py: `mouth`): the lips-closed ones read 0.011-0.099 and those
 with teeth or tongue showing 0.102-0.433, so the threshold sits between the two groups; `python -m
 bench.idphoto --expression` prints the table and the accuracy.
 

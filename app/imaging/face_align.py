@@ -75,7 +75,7 @@ def paste_back(target: np.ndarray, crop: np.ndarray, matrix: np.ndarray) -> np.n
     The crop is warped back with the inverse of `matrix` and mixed in with :func:`soft_mask`;
     pixels outside the crop's footprint are unchanged, bit for bit, and the blend truncates to
     uint8 as insightface does. Only the window around the footprint is computed, so the cost
-    follows the face, not the photo. `python -m bench.paste_back` compares it with insightface's
+    follows the face, not the photo. docs/image-path.md compares it with insightface's
     `INSwapper.get(paste_back=True)` (docs/image-path.md has its figures: the same pixels on the
     512 x 512 astronaut; on the astronaut scaled to 6000 x 4000, an order of magnitude faster,
     and a handful of pixels 1 level apart: OpenCV's fixed-point bilinear weights depend on the

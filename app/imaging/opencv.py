@@ -37,7 +37,7 @@ def bgr_to_rgb(bgr: np.ndarray) -> np.ndarray:
 def resize(pixels: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     """(H, W[, C]) uint8 resized to `size` = (width, height) px: pixel-area averaging where it
     shrinks (`INTER_AREA`, alias-free like Pillow's filters, unlike OpenCV's fixed-support
-    kernels), bilinear where it enlarges. bench/resample.py compares it with Pillow."""
+    kernels), bilinear where it enlarges. docs/image-path.md compares it with Pillow (a measurement since removed from bench/)."""
     if (pixels.shape[1], pixels.shape[0]) == size:
         return pixels
     shrinking = size[0] < pixels.shape[1] and size[1] < pixels.shape[0]

@@ -165,7 +165,7 @@ def warp(pixels: np.ndarray, placement: Placement, *, fill: int | tuple[int, ...
     """Resample (H, W) or (H, W, 3) uint8 pixels into the output (bicubic); outside the input is `fill`.
 
     OpenCV with the geometry Pillow's `transform` gave (`output_to_input` keeps Pillow's
-    convention), several times faster (bench/resample.py; figures in docs/image-path.md)."""
+    convention), several times faster (figures in docs/image-path.md)."""
     return warp_pillow_affine(pixels, placement.output_to_input(), placement.size, cubic=True, fill=fill)
 
 

@@ -22,7 +22,7 @@ pupils lie about 0.7 of the outer-corner span apart (315 units) -> nose depth / 
 frontal ratio is 170 / 320 = 0.53.
 
 Calibration: on the corpus portraits that look straight at the camera (scikit-image's astronaut,
-and bench.corpus's obama, obama-standing and takeo), CenterFace's refined landmarks put the nose
+and tests/support/corpus.py's obama, obama-standing and takeo), CenterFace's refined landmarks put the nose
 tip at r = 0.545, 0.550, 0.537 and 0.591 of the way from the eye line to the mouth line (mean
 0.556), above the model's 0.53: the detector's nose point sits a little lower than the model's
 tip. FRONTAL_NOSE_RATIO is that mean, 0.556 (the astronaut alone would give 0.545, about 1.5

@@ -131,7 +131,7 @@ def letterbox(image: np.ndarray, *, size: int) -> tuple[np.ndarray, float, float
     if (new_w, new_h) != (width, height):
         # Pillow, not OpenCV: cv2.resize differs by at most one level here, yet CenterFace's
         # landmarks on insightface's 112 px aligned sample moved 2-4 px with it (roll 5.5 degrees
-        # instead of 1.95); the resize is a small part of the detect stage (bench/resample.py).
+        # instead of 1.95); the resize is a small part of the detect stage (docs/image-path.md).
         resized = np.asarray(Image.fromarray(image).resize((new_w, new_h), Image.Resampling.BILINEAR))
     else:
         resized = image

