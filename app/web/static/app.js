@@ -359,6 +359,12 @@
     canvas_extended: (c) => [c.advice ? "Canvas extended" : "Nothing added", c.advice || "the whole photo comes from your original"],
     background_uniformity: (c) => [c.pass ? "Plain, even background" : "Background not even", c.value == null ? "no background visible" : `variation ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
     background_colour: (c) => [c.pass ? "Background colour as chosen" : "Background colour differs", `off by ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
+    face_resolution: (c) => [c.pass ? "Enough detail for print" : "Too little detail for print", `${Math.round(c.value)} px between the eyes in your original`],
+    hands: (c) => [c.pass ? "Hands away from the head" : "Hand or arm near the head", c.pass ? "nothing but the head and shoulders" : "skin beside the head"],
+    eyes_open: (c) => [c.pass ? "Eyes open" : "Eyes may be closed", `${c.value} eyes seen open`],
+    mouth_closed: (c) => c.pass === null
+      ? ["Smile allowed", "this document allows a natural smile"]
+      : [c.pass ? "Mouth closed" : "Mouth open", "neutral expression, lips together"],
   };
 
   function renderChecks(compliance) {
