@@ -66,7 +66,7 @@ RUN slim-venv /opt/venv
 # nothing below writes into /opt/venv.
 ENV PYTHONDONTWRITEBYTECODE= \
     NUMBA_CACHE_DIR=/opt/numba-cache
-RUN /opt/venv/bin/python -c "import flask, werkzeug, jinja2, gunicorn.app.wsgiapp, gunicorn.arbiter, gunicorn.workers.gthread, prometheus_client, prometheus_client.multiprocess, numpy, PIL.Image, PIL.ImageCms, PIL.ImageOps, onnx, onnxruntime, scipy.ndimage, skimage.data, skimage.transform, rembg, rembg.bg, pymatting, cv2, insightface, pi_heif, tqdm"
+RUN /opt/venv/bin/python -c "import flask, werkzeug, jinja2, gunicorn.app.wsgiapp, gunicorn.arbiter, gunicorn.workers.gthread, prometheus_client, prometheus_client.multiprocess, numpy, PIL.Image, PIL.ImageCms, PIL.ImageOps, onnx, onnxruntime, scipy.ndimage, scipy.optimize, skimage.data, skimage.transform, rembg, rembg.bg, pymatting, cv2, insightface, pi_heif, tqdm"
 COPY app/ app/
 RUN /opt/venv/bin/python -m compileall -q app
 

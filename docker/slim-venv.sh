@@ -14,8 +14,9 @@ rm -rf "$SITE"/onnx/backend/test "$SITE"/numpy/_core/include
 find "$SITE" -type f \( -name '*.pyx' -o -name '*.pxd' -o -name '*.c' -o -name '*.h' -o -name '*.cpp' \) -delete
 
 # SciPy subpackages that nothing on the request path imports (checked with sys.modules after
-# every endpoint ran: constants, linalg, ndimage, sparse, spatial, special and _lib are used).
-for sub in stats optimize io signal interpolate integrate odr cluster datasets differentiate misc fftpack; do
+# every endpoint ran: constants, fft, linalg, ndimage, optimize (the ID photo's placement, HiGHS),
+# sparse, spatial, special and _lib are used).
+for sub in stats io signal interpolate integrate odr cluster datasets differentiate misc fftpack; do
   rm -rf "$SITE/scipy/$sub"
 done
 # networkx (scikit-image's graph functions) and the packaging tools are not used at run time.
