@@ -53,7 +53,7 @@ print("container smoke: readyz ready; idphoto 600x600 at 300 dpi on white; cut-o
 print("startup phases:", json.dumps(ready["startup"]))
 PY
 # Slow clients through the image's own front (nginx): 64 slow-header, 16 slow-body and 12
-# slow-reader connections, each kind beside a good client whose probes and cut-outs must all be 200.
+# slow-reader connections, each kind open beside a good client whose probes and cut-outs must all be 200.
 .venv/bin/python -m bench.slowloris --url "$url" --seconds 8 --check \
   --scenario slow_headers --scenario slow_body --scenario slow_reader
 

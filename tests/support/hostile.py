@@ -413,9 +413,11 @@ def good_client(url: str, photo: bytes, *, seconds: float, timeout: float = 10.0
     return result
 
 
-def run_scenario(server: Server, kind: str, *, connections: int, seconds: float, photo: bytes) -> tuple[GoodResult, Attack]:
+def run_scenario(server: Server, kind: str, *, connections: int, seconds: float, photo: bytes,
+                 source: str = HOSTILE) -> tuple[GoodResult, Attack]:
+    """The `kind` attack from `source` beside a good client (from 127.0.0.1)."""
     count = connections if kind != "flood" else 0
-    with Attack(kind, server.port, count, seconds=seconds + 30) as attack:
+    with Attack(kind, server.port, count, seconds=seconds + 30, source=source) as attack:
         # let the hostile connections pile up first (slow readers: their cut-outs are computed first, ~1 s each on 2 cores)
         time.sleep(float(connections) if kind == "slow_reader" else min(3.0, seconds / 4))
         good = good_client(server.url, photo, seconds=seconds)
