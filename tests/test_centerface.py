@@ -22,7 +22,7 @@ import pytest
 import skimage.data
 from PIL import Image
 
-from app.models.centerface import CenterFace, decode, letterbox, make_dims_dynamic
+from app.models.centerface import CLOSE_UP_BATCH, CLOSE_UP_SIZE, CenterFace, decode, letterbox, make_dims_dynamic
 from app.models.faces import Face, nms
 
 MODEL_SHA256 = "09189deaaf8646c5c51a68447e3c744ea1e211798155d4728c20507b9f5aefbc"
@@ -95,6 +95,9 @@ class _FakeSession:
         self.shapes.append(tensor.shape)
         self.dtypes.append(tensor.dtype)
         h, w = tensor.shape[2] // 4, tensor.shape[3] // 4
+        return [np.repeat(maps, tensor.shape[0], axis=0) for maps in self._maps(h, w)]  # the same maps per image
+
+    def _maps(self, h: int, w: int) -> list[np.ndarray]:
         if self._peak is None:
             return list(_maps((h, w), []))
         # Peak cell and offset such that the box centre lands exactly on the requested px.
@@ -239,9 +242,28 @@ def test_detect_always_feeds_one_fixed_tensor_shape(shape: tuple[int, int]) -> N
     session = _FakeSession(None, (20.0, 16.0))
     detector = CenterFace(session, input_size=320)  # type: ignore[arg-type]
     detector.warmup()
+    warmed = list(session.shapes)
+    assert warmed == [(1, 3, 320, 320), (CLOSE_UP_BATCH, 3, CLOSE_UP_SIZE, CLOSE_UP_SIZE)]
     detector.detect(np.zeros((*shape, 3), dtype=np.uint8))
-    assert session.shapes == [(1, 3, 320, 320), (1, 3, 320, 320)]
-    assert session.dtypes == [np.float32, np.float32]
+    for count in range(1, CLOSE_UP_BATCH + 1):
+        detector.detect_close_ups([np.zeros((*shape, 3), dtype=np.uint8)] * count)
+    assert set(session.shapes) == set(warmed)  # every shape a request feeds was warmed
+    assert set(session.dtypes) == {np.dtype(np.float32)}
+
+
+def test_close_ups_take_one_to_a_batch_of_crops_and_say_which_face_is_in_which() -> None:
+    session = _FakeSession((160.0, 160.0), (64.0, 48.0))
+    detector = CenterFace(session)  # type: ignore[arg-type]
+    crops = [np.zeros((size, size, 3), dtype=np.uint8) for size in (320, 640, 160)]
+    found = detector.detect_close_ups(crops)
+    assert session.shapes == [(CLOSE_UP_BATCH, 3, CLOSE_UP_SIZE, CLOSE_UP_SIZE)]  # one run for all three
+    assert [len(faces) for faces in found] == [1, 1, 1]
+    for faces, crop in zip(found, crops, strict=True):  # each mapped back into its own crop's px
+        factor = crop.shape[0] / CLOSE_UP_SIZE
+        assert faces[0].box == pytest.approx(((160 - 24) * factor, (160 - 32) * factor, (160 + 24) * factor, (160 + 32) * factor))
+    for bad in ([], [np.zeros((8, 8, 3), np.uint8)] * (CLOSE_UP_BATCH + 1), [np.zeros((0, 8, 3), np.uint8)]):
+        with pytest.raises(ValueError):
+            detector.detect_close_ups(bad)
 
 
 def test_detect_maps_network_px_back_to_a_wide_image() -> None:
@@ -399,3 +421,16 @@ def test_wide_crop_maps_landmarks_back_to_crop_px(detector: CenterFace, group_ph
         errors = [np.abs(c.landmarks + shift - face.landmarks).max() for c in cropped]
         # Different network scale (0.5 vs 0.71) -> allow 12 % of the face width.
         assert min(errors) < 0.12 * face.width
+
+
+def test_close_ups_read_in_one_run_as_each_crop_alone(detector: CenterFace, astronaut: np.ndarray) -> None:
+    """A batch is only a way to run several crops at once: each crop's faces are the ones it gets alone."""
+    crops = [np.ascontiguousarray(astronaut[y : y + side, x : x + side]) for x, y, side in
+             ((120, 20, 220), (80, 0, 320), (40, 0, 400))]
+    together = detector.detect_close_ups(crops)
+    for crop, faces in zip(crops, together, strict=True):
+        (alone,) = detector.detect_close_ups([crop])
+        assert len(faces) == len(alone) == 1
+        np.testing.assert_allclose(faces[0].landmarks, alone[0].landmarks, atol=0.05)
+        _assert_plausible_frontal_face(faces[0])
+

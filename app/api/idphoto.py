@@ -10,6 +10,7 @@ from flask import Blueprint, Response, jsonify
 from ..errors import ApiError, ModelUnavailable, PhotoRejected, bad_request
 from ..pipelines.idphoto import IdPhoto, IdPhotoOptions, make_id_photo, print_sheet
 from ..imageio import decode, encode
+from ..models.landmarks68 import Landmarks68
 from ..models.manifest import Role
 from ..models.registry import Registry
 from ..models.segmentation import AlphaMatting, matting_budget
@@ -30,9 +31,9 @@ def warmup_requests(registry: Registry) -> list[WarmupRequest]:
     segmenters = registry.names(Role.SEGMENTATION)
     if detector is None or not segmenters:
         return []
-    return [
-        WarmupRequest("/api/v1/idphoto/sheet", {"spec": "icao", "paper": "4x6"}, (detector[0], segmenters[0])),
-    ]
+    landmarker = registry.find_named(Landmarks68)  # the ID photo runs it too: no warm-up of its own
+    models = (detector[0], segmenters[0], *(() if landmarker is None else (landmarker[0],)))
+    return [WarmupRequest("/api/v1/idphoto/sheet", {"spec": "icao", "paper": "4x6"}, models)]
 
 
 @bp.get("/specs")

@@ -20,6 +20,7 @@ import contextlib
 import io
 import logging
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
@@ -128,6 +129,11 @@ class Scrfd:
                 faces.append(Face(box=(x1, y1, x2, y2), score=float(row[4]), landmarks=points))
         log.debug("scrfd: %d face(s) in %dx%d image", len(faces), width, height)
         return faces
+
+    def detect_close_ups(self, images: Sequence[np.ndarray], *, score_threshold: float = 0.5) -> list[list[Face]]:
+        """`detect` on each crop around one face (insightface's SCRFD runs one image at a time, at
+        its one input size: no new shape to warm)."""
+        return [self.detect(image, score_threshold=score_threshold) for image in images]
 
     def warmup(self) -> None:
         self.detect(warmup_card(self.input_size))

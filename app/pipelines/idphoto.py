@@ -50,7 +50,6 @@ FaceMode = Literal["single", "largest"]
 PEOPLE_MIN_WIDTH = 0.4  # faces narrower than this share of the largest face are not counted as people
 REFINE_CONTEXT = 2.2  # the levelling crop's side, in face sizes
 REFINE_CONTEXTS = (1.6, 2.2, 3.0, 4.0)  # the refining crops' sides, in face sizes
-OUTPUT_BORDERS = (0.0, 0.2, 0.4, 0.6, 1.0)  # background borders around the output, in its widths
 RELEVEL_DEG = 1.0  # an output whose eye line still leans more than this gets a second levelling pass
 RELEVEL_MAX = 3.0  # degrees: the second pass corrects at most this much (the first reading had two estimates)
 JPEG_QUALITY_MAX = 95
@@ -127,9 +126,8 @@ def choose_face(faces: list[Face], mode: FaceMode) -> Face:
     return max(counted, key=lambda face: face.area)
 
 
-def _read(detector: FaceDetector, image: np.ndarray, near: tuple[float, float]) -> Face | None:
-    """The face detected in `image` whose eye midpoint is nearest `near` (image px), or None."""
-    found = detector.detect(np.ascontiguousarray(image))
+def _nearest(found: list[Face], near: tuple[float, float]) -> Face | None:
+    """The face whose eye midpoint is nearest `near` (px), or None."""
     if not found:
         return None
     return min(found, key=lambda f: float(np.hypot(*(np.asarray(eye_midpoint(f.landmarks)) - near))))
@@ -141,34 +139,38 @@ def _median_face(readings: list[Face]) -> Face:
     return Face(box=box, score=max(f.score for f in readings), landmarks=landmarks)  # type: ignore[arg-type]
 
 
-def refine(detector: FaceDetector, rgb: np.ndarray, face: Face) -> Face:
+def refine(detector: FaceDetector, rgb: np.ndarray, face: Face, *, fill: tuple[int, int, int] | None = None) -> Face:
     """Detect again on crops around `face` so the face fills much of the detector's input, at
-    several sizes (REFINE_CONTEXTS face sizes): one CenterFace reading of the eye line moves by
-    several degrees with the face's size in its input, so the landmarks are the per-coordinate
-    median of the readings (the roll estimate needs them to a pixel)."""
+    several sizes (REFINE_CONTEXTS face sizes), all in one run (`detect_close_ups`): one CenterFace
+    reading of the eye line moves by several degrees with the face's size in its input, so the
+    landmarks are the per-coordinate median of the readings (the roll estimate needs them to a
+    pixel). Where a crop passes the photo's edge it is `fill` (default: the photo's mean colour)."""
     height, width = rgb.shape[:2]
     cx, cy = (face.box[0] + face.box[2]) / 2.0, (face.box[1] + face.box[3]) / 2.0
     near = eye_midpoint(face.landmarks)
-    fill = rgb.reshape(-1, 3).mean(axis=0).astype(np.uint8)
-    readings = []
+    colour = rgb.reshape(-1, 3).mean(axis=0).astype(np.uint8) if fill is None else np.asarray(fill, np.uint8)
+    crops, origins = [], []
     for context in REFINE_CONTEXTS:
         # a square of `context` face sizes around the face; where it passes the photo's edge, a
         # plain border (a face that fills the whole input reads as poorly as a tiny one)
         half = context * max(face.width, face.height) / 2.0
         x0, y0 = int(cx - half), int(cy - half)
         x1, y1 = int(np.ceil(cx + half)), int(np.ceil(cy + half))
-        canvas = np.empty((y1 - y0, x1 - x0, 3), np.uint8)
-        canvas[:] = fill
         sx0, sy0, sx1, sy1 = max(0, x0), max(0, y0), min(width, x1), min(height, y1)
         if sx1 <= sx0 or sy1 <= sy0:
             continue
+        canvas = np.empty((y1 - y0, x1 - x0, 3), np.uint8)
+        canvas[:] = colour
         canvas[sy0 - y0 : sy1 - y0, sx0 - x0 : sx1 - x0] = rgb[sy0:sy1, sx0:sx1]
-        best = _read(detector, canvas, (near[0] - x0, near[1] - y0))
+        crops.append(canvas)
+        origins.append((x0, y0))
+    readings = []
+    for found, (x0, y0) in zip(detector.detect_close_ups(crops) if crops else [], origins, strict=True):
+        best = _nearest(found, (near[0] - x0, near[1] - y0))
         if best is None:
             continue
-        offset = np.array([x0, y0], dtype=np.float32)
         box = (best.box[0] + x0, best.box[1] + y0, best.box[2] + x0, best.box[3] + y0)
-        readings.append(Face(box=box, score=best.score, landmarks=best.landmarks + offset))
+        readings.append(Face(box=box, score=best.score, landmarks=best.landmarks + np.array([x0, y0], np.float32)))
     return _median_face(readings) if readings else face
 
 
@@ -217,7 +219,7 @@ def level(detector: FaceDetector, rgb: np.ndarray, face: Face) -> float:
     """The face's roll in degrees from two estimates: the refined landmarks, and landmarks read
     again (at several crop sizes) on a copy levelled by that first estimate (a detector is most
     precise on an upright face; what it still sees there is the first estimate's error). The two
-    estimates are averaged; the output's own check (`output_roll`) takes what is left."""
+    estimates are averaged; the output's own reading (`detect_output`) takes what is left."""
     first = roll_degrees(face.landmarks)
     height, width = rgb.shape[:2]
     cx, cy = eye_midpoint(face.landmarks)
@@ -235,39 +237,14 @@ def level(detector: FaceDetector, rgb: np.ndarray, face: Face) -> float:
     return (first + second) / 2.0
 
 
-def detect_output(detector: FaceDetector, pixels: np.ndarray, background: tuple[int, int, int]) -> tuple[list[Face], float]:
-    """The people on the output; for one face, its landmarks as the per-coordinate median of
-    readings with borders of background around the output (OUTPUT_BORDERS: the face at several
-    sizes in the detector's input; one CenterFace reading of the eye line moves by several degrees
-    with that size), and the spread (max - min) of the readings' roll in degrees. With other than
-    one face, the plain reading alone (spread inf)."""
+def detect_output(detector: FaceDetector, pixels: np.ndarray, background: tuple[int, int, int]) -> list[Face]:
+    """The people on the output (one run over the whole output); for one face, its landmarks read
+    again as `refine` reads them on the input (crops of several face sizes, one run), with the
+    background colour past the output's edges. With other than one face, the plain reading."""
     found = people(detector.detect(pixels))
     if len(found) != 1:
-        return found, math.inf
-    height, width = pixels.shape[:2]
-    near = eye_midpoint(found[0].landmarks)
-    readings = [found[0]]
-    for border in OUTPUT_BORDERS[1:]:
-        pad = int(round(border * width))
-        padded = np.empty((height + 2 * pad, width + 2 * pad, 3), np.uint8)
-        padded[:] = background
-        padded[pad : pad + height, pad : pad + width] = pixels
-        best = _read(detector, padded, (near[0] + pad, near[1] + pad))
-        if best is None:
-            continue
-        box = (best.box[0] - pad, best.box[1] - pad, best.box[2] - pad, best.box[3] - pad)
-        readings.append(Face(box=box, score=best.score, landmarks=best.landmarks - np.float32(pad)))
-    rolls = [roll_degrees(f.landmarks) for f in readings]
-    return [_median_face(readings)], max(rolls) - min(rolls)
-
-
-def output_roll(detector: FaceDetector, pixels: np.ndarray, background: tuple[int, int, int]) -> float | None:
-    """The output's remaining roll from the median landmarks of several readings (`detect_output`);
-    None when no single face is found."""
-    found, _ = detect_output(detector, pixels, background)
-    if len(found) != 1:
-        return None
-    return roll_degrees(found[0].landmarks)
+        return found
+    return [refine(detector, pixels, found[0], fill=background)]
 
 
 def _cut_off(edge: str) -> PhotoRejected:
@@ -378,10 +355,12 @@ def make_id_photo(
     with timings.stage("composite"):
         # the levelling checked on a draft of the output: a second pass when the eye line still leans
         draft, _ = _render(matte.foreground, alpha, placement, extension, chin_in, options, clean=False, face=face)
-        residual = output_roll(detector, draft, options.background)
+        on_output = detect_output(detector, draft, options.background)
+        residual = roll_degrees(on_output[0].landmarks) if len(on_output) == 1 else None
         if residual is not None and abs(residual) > RELEVEL_DEG:
             roll += float(np.clip(residual, -RELEVEL_MAX, RELEVEL_MAX))
             placement, extension = _place(face, alpha, roll, spec)
+            on_output = None  # the geometry moved: the check reads the output again
         pixels, alpha_out = _render(matte.foreground, alpha, placement, extension, chin_in, options, face=face)
     extended_mm = extension.mm(placement, size_mm=(spec.width_mm, spec.height_mm))
     with timings.stage("encode"):
@@ -389,7 +368,11 @@ def make_id_photo(
     with timings.stage("check"):
         written = Image.open(io.BytesIO(data))
         seen = np.asarray(written.convert("RGB"))
-        found = [(f.box, f.landmarks) for f in detect_output(detector, seen, options.background)[0]]
+        # the faces as read on the draft when the final output has its geometry (the draft differs
+        # only in the colours under soft edges), else read again on the written output
+        if on_output is None:
+            on_output = detect_output(detector, seen, options.background)
+        found = [(f.box, f.landmarks) for f in on_output]
         checks = compliance.report(
             rgb=seen,
             alpha=alpha_out,
