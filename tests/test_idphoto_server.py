@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import importlib.util
 import io
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -123,11 +124,14 @@ def test_json_answer_has_face_and_compliance_report(server: Server, astronaut_jp
     assert any("hats or glasses" in check["advice"] for check in unchecked)
     assert all(check["pass"] is None for check in unchecked), "not checked is not a pass"
     assert names["hands"]["pass"] is True and names["eyes_open"]["pass"] is True
-    # issue 23: the astronaut has 47 px between the eyes and the 2 x 2 in print enlarges it, so the
-    # face-resolution line fails (ISO/IEC 19794-5 asks for 90) and only that line
+    # issue 23: the astronaut has 43 px between the iris centres (measured by hand, tests/test_corpus.py)
+    # and the 2 x 2 in print enlarges it, so the face-resolution line fails (ISO/IEC 19794-5 asks for
+    # 90) and only that line; its advice names the distance the service read
     failed = [name for name, check in names.items() if check["pass"] is False]
     assert failed == ["face_resolution"], body["compliance"]
-    assert "47 px between your eyes; a printed photo needs at least 90" in names["face_resolution"]["advice"]
+    advice = re.fullmatch(r"(\d+) px between your eyes; a printed photo needs at least 90: send the original file, "
+                          r"not a thumbnail", names["face_resolution"]["advice"])
+    assert advice is not None and abs(int(advice[1]) - 43) <= 4, names["face_resolution"]
     assert body["compliance"]["compliant"] is False
     assert body["compliance"]["placement"]["margin_mm"] > 0
     assert {"detect", "align", "quality", "segment", "composite", "encode"} <= set(body["timings"])
