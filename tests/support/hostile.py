@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import multiprocessing
+import os
 import re
 import socket
 import threading
@@ -452,7 +453,7 @@ def reader_memory(server: Server, count: int, request: bytes) -> tuple[int, floa
     try:
         time.sleep(1.0)
         holding = server.tree_pss_kib() / 1024
-        spooled = sum(path.stat().st_size for path in temp_files(server)) / (1024 * 1024)
+        spooled = spooled_bytes(server) / (1024 * 1024)
     finally:
         for sock, _ in held:
             sock.close()
@@ -460,14 +461,32 @@ def reader_memory(server: Server, count: int, request: bytes) -> tuple[int, floa
     return len(held), holding, server.tree_pss_kib() / 1024, spooled
 
 
-def temp_files(server: Server) -> list[Path]:
-    """nginx's temporary files of buffered answers (the run folder's proxy/ tree)."""
-    for pid in server.front():
+def spooled_bytes(server: Server) -> int:
+    """Bytes of nginx's temporary files of buffered answers (under the run folder's proxy/ tree). nginx
+    unlinks such a file as soon as it opens it, so they are found through its processes' open
+    descriptors ("... (deleted)"), not in the folder."""
+    folder = None
+    pids = server.front()
+    for pid in pids:
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
         match = re.search(r"-c (\S+)/nginx\.conf", command)  # nginx's master: "nginx: master process ... -c CONF"
         if match:
-            return [path for path in (Path(match.group(1)) / "proxy").rglob("*") if path.is_file()]
-    return []
+            folder = str(Path(match.group(1)) / "proxy") + "/"
+    if folder is None:
+        return 0
+    total = 0
+    for pid in pids:
+        try:
+            descriptors = list(Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:
+            continue
+        for descriptor in descriptors:
+            try:
+                if os.readlink(descriptor).startswith(folder):
+                    total += descriptor.stat().st_size
+            except OSError:
+                continue
+    return total
