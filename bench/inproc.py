@@ -3,8 +3,9 @@
     .venv/bin/python -m bench.inproc pipeline  --runs 10
     .venv/bin/python -m bench.inproc preopt    --runs 5
 
-pipeline   The floor under the server's latency, on the same photos and the same sessions
-           (app.models.sessions: one thread): the Flask app's own handling of the request through
+pipeline   The floor under the server's latency, on the same photos and the same sessions, on
+           the lane a lone request takes in a worker (the wide lane, LONE_REQUEST_THREADS threads,
+           where it opens; the bare forward pass on one thread): the Flask app's own handling of the request through
            its test client (no HTTP, no gunicorn) and, inside it, the time spent in
            `InferenceSession.run` (every model's session is wrapped with a timer).
 preopt     Pre-optimised models: load time of the original u2net.onnx (optimised at every load), of
@@ -34,6 +35,7 @@ import onnxruntime as ort
 from PIL import Image
 
 from app.config import Settings
+from app.models import sessions
 from app.models.sessions import session_options, use_shared_arena
 
 from tests.support.harness import parse_server_timing, private_kib, shared_kib, smaps_rollup, summary
@@ -99,6 +101,8 @@ def pipeline(runs: int, warmup: int) -> dict[str, object]:
     app = create_app(settings)
     runtime = Service.of(app)
     runtime.load()
+    runtime.wide_threads = settings.lone_request_threads  # as serving/hooks.py's post_fork sets it
+    wide = bool(runtime.open_wide_lanes())  # as a worker does after the fork: a lone request runs on it
     timer = RunTimer()
     for entry in runtime.registry.loaded():
         for session in sessions_in(entry.model):
@@ -111,13 +115,14 @@ def pipeline(runs: int, warmup: int) -> dict[str, object]:
     def request(path: str, photo_jpeg: bytes, fields: dict[str, str]) -> tuple[float, float, dict[str, float]]:
         timer.reset()
         started = time.perf_counter()
-        response = client.post(path, data={**fields, "image": (io.BytesIO(photo_jpeg), "photo.jpg")})
+        with sessions.lane(sessions.WIDE if wide else sessions.NARROW):
+            response = client.post(path, data={**fields, "image": (io.BytesIO(photo_jpeg), "photo.jpg")})
         elapsed = time.perf_counter() - started
         if response.status_code != 200:
             raise RuntimeError(f"{path}: {response.status_code} {response.get_data(as_text=True)[:300]}")
         return elapsed, timer.seconds, parse_server_timing(response.headers.get("Server-Timing", ""))
 
-    result: dict[str, object] = {"runs": runs, "warmup": warmup}
+    result: dict[str, object] = {"runs": runs, "warmup": warmup, "lane": sessions.WIDE if wide else sessions.NARROW}
     for key, path, photo, fields in (
         ("remove_background", "/api/v1/remove-background", cutout, {}),
         ("idphoto", "/api/v1/idphoto", portrait, {"spec": "us-passport"}),

@@ -25,7 +25,9 @@ COLD_TARGET = 1.15
 MEMORY_TARGET = 1.5
 LATENCY_SLACK = 0.05
 READY_SLACK_S = 1.0
-SCALING_TARGET = 1.8
+# throughput under load against rembg s (closed loop); 2 workers against 1 is no target since the
+# lanes: one worker alone runs every inference on all cores (its wide lane)
+UNDER_LOAD_TARGET = 1.3
 OVERHEAD_TARGET = 0.10
 BUSY_SHARE = 0.10  # CPUs busy with other work just before a section, above which the section is flagged
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -134,6 +136,9 @@ class Figures:
     def rps(self, label: str) -> float | None:
         return num(get(self.throughput, label, "load", "throughput_rps"))
 
+    def under_load(self) -> float | None:
+        return ratio(self.rps("pilotlight 2 workers"), self.rps("rembg s"))
+
     def scaling(self) -> float | None:
         return ratio(self.rps("pilotlight 2 workers"), self.rps("pilotlight 1 worker"))
 
@@ -171,13 +176,13 @@ class Figures:
         measured = [c for c in self.memory_configs() if c["ratio"] is not None]
         good = [c for c in measured if c["ratio"] <= MEMORY_TARGET and (c["vs_best"] or math.inf) <= 1 + LATENCY_SLACK]
         ready, work, gap = self.ready_gap()
-        scaling, over = self.scaling(), self.overhead("remove_background")
+        under_load, over = self.under_load(), self.overhead("remove_background")
         return {
             "cold": cold, "cold_ok": None if cold is None else cold <= COLD_TARGET,
             "memory": measured, "memory_ok": bool(good) if measured else None, "memory_workers": measured[0]["workers"] if measured else 4,
             "memory_default_ok": bool(measured) and measured[0] in good,
             "ready": ready, "work": work, "gap": gap, "ready_ok": None if gap is None else gap <= READY_SLACK_S,
-            "scaling": scaling, "scaling_ok": None if scaling is None else scaling >= SCALING_TARGET,
+            "under_load": under_load, "under_load_ok": None if under_load is None else under_load >= UNDER_LOAD_TARGET,
             "over": over, "over_ok": None if over["server"] is None else over["server"] <= OVERHEAD_TARGET,
         }
 
@@ -197,7 +202,7 @@ ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), trim_blocks=
 ENV.filters.update(fmt=fmt, fx=fx, pct=pct, ms=ms, env_text=env_text)
 ENV.globals.update(get=get, num=num, ratio=ratio, med=med, math=math, SECTIONS=SECTIONS, BUSY_SHARE=BUSY_SHARE,
                    COLD_TARGET=COLD_TARGET, MEMORY_TARGET=MEMORY_TARGET, LATENCY_SLACK=LATENCY_SLACK, READY_SLACK_S=READY_SLACK_S,
-                   SCALING_TARGET=SCALING_TARGET, OVERHEAD_TARGET=OVERHEAD_TARGET)
+                   UNDER_LOAD_TARGET=UNDER_LOAD_TARGET, OVERHEAD_TARGET=OVERHEAD_TARGET)
 
 
 def tidy(text: str) -> str:

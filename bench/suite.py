@@ -1,9 +1,10 @@
 """The benchmark suite: every figure in docs/BENCHMARKS.md, measured in one run.
 
-    .venv/bin/python -m bench.suite            # everything (~25 min on a quiet 2-core machine); writes
+    .venv/bin/python -m bench.suite            # everything (under 15 min on a quiet 2-core machine; the
+                                               # report's header gives each run's own wall time); writes
                                                # bench/results/cpu.json, docs/BENCHMARKS.md, docs/benchmarks.png
-    .venv/bin/python -m bench.suite --quick    # a smoke run (5-8 min): fewer requests, starts and worker
-                                               # counts; writes under $BENCH_WORK/quick/, never docs/
+    .venv/bin/python -m bench.suite --quick    # a smoke run (under 3 min): every section once, one server
+                                               # of each kind; writes under $BENCH_WORK/quick/, never docs/
     .venv/bin/python -m bench.suite --sections memory,variants   # re-measure some sections; the others
                                                # are kept from the results file
 
@@ -54,20 +55,30 @@ class Plan:
     steady: int  # sequential requests after the first, per start
     inproc_runs: int
     preopt_runs: int
+    preopt_warmup: int
     preopt_loads: int
     throughput_requests: int  # per worker count, after a warm-in
     respawns: int
-    worker_counts: tuple[int, ...]
+    worker_counts: tuple[int, ...]  # preload
+    lazy_worker_counts: tuple[int, ...]  # lazy mode: enough to show what it does not share
     per_worker: int  # requests each worker must have answered before memory is read
     variant_workers: tuple[int, ...]
     recycle_after: int
     recycle_requests: int
+    lazy: bool  # lazy mode beside preload in `compare` and `throughput`
+    baselines: bool  # `recycle` also runs without recycling, for the cost of it
 
     @classmethod
     def make(cls, quick: bool) -> Plan:
-        if quick:
-            return cls(True, 1, 5, 3, 2, 1, 8, 1, (1, 2), 1, (1, 2), 3, 8)
-        return cls(False, 3, 30, 20, 5, 3, 60, 3, (1, 2, 4, 8), 3, (1, 4), 10, 40)
+        if quick:  # every code path once, in 3 minutes: one server of each kind that matters
+            return cls(quick=True, starts=1, steady=3, inproc_runs=2, preopt_runs=1, preopt_warmup=1, preopt_loads=1,
+                       throughput_requests=6, respawns=1, worker_counts=(1,), lazy_worker_counts=(), per_worker=1,
+                       variant_workers=(), recycle_after=3, recycle_requests=6, lazy=False, baselines=False)
+        # Repeats sized by the spread of the last full run (2026-12-01): steady latency p50 to p99
+        # within 1 %, ready within 3 % across starts, so 10 steady requests and 3 starts are enough
+        return cls(quick=False, starts=3, steady=10, inproc_runs=10, preopt_runs=3, preopt_warmup=2, preopt_loads=2,
+                   throughput_requests=24, respawns=2, worker_counts=(1, 2, 4, 8), lazy_worker_counts=(1, 4), per_worker=2,
+                   variant_workers=(1, 4), recycle_after=6, recycle_requests=24, lazy=True, baselines=True)
 
 
 # -- the servers ----------------------------------------------------------------------------------
@@ -119,7 +130,8 @@ def section_pipeline(plan: Plan, ctx: Context) -> dict:
 
 
 def section_preopt(plan: Plan, ctx: Context) -> dict:
-    return run_inproc(["preopt", "--runs", str(plan.preopt_runs), "--loads", str(plan.preopt_loads)])
+    return run_inproc(["preopt", "--runs", str(plan.preopt_runs), "--warmup", str(plan.preopt_warmup),
+                       "--loads", str(plan.preopt_loads)])
 
 
 def start_and_measure(server: Server, *, ready_path: str | None, first_call: Call, steady: int,
@@ -175,10 +187,11 @@ def section_compare(plan: Plan, ctx: Context) -> dict:
         out["preload"].append(start_and_measure(
             pilotlight(f"compare-preload-{index}", workers=workers, log_dir=ctx.logs), ready_path="/readyz",
             first_call=c["cutout"], steady=plan.steady, extra=ours_extra))
-        say(f"[compare] start {index + 1}/{plan.starts}: pilotlight lazy")
-        out["lazy"].append(start_and_measure(
-            pilotlight(f"compare-lazy-{index}", workers=workers, preload=False, log_dir=ctx.logs), ready_path="/readyz",
-            first_call=c["cutout"], steady=plan.steady, extra=ours_extra))
+        if plan.lazy:
+            say(f"[compare] start {index + 1}/{plan.starts}: pilotlight lazy")
+            out["lazy"].append(start_and_measure(
+                pilotlight(f"compare-lazy-{index}", workers=workers, preload=False, log_dir=ctx.logs), ready_path="/readyz",
+                first_call=c["cutout"], steady=plan.steady, extra=ours_extra))
         if ctx.rembg is not None:
             say(f"[compare] start {index + 1}/{plan.starts}: rembg s")
             out["rembg"].append(start_and_measure(
@@ -187,20 +200,31 @@ def section_compare(plan: Plan, ctx: Context) -> dict:
     return out
 
 
+RESPAWN_POLL_S = 0.05  # while no worker is warm, nginx answers 503 unavailable at once: ask again this often
+
+
 def respawn_once(server: Server, call: Call) -> dict:
-    """SIGKILL the (only) worker, send a request at once: it waits in the listen backlog until the
-    replacement has warmed and answers it. Returns kill -> answer, and the replacement's warm-up."""
+    """SIGKILL the (only) worker and ask again every RESPAWN_POLL_S until a request is answered
+    (nginx answers `503 unavailable` at once while no worker is warm): kill -> the first answer,
+    the requests refused meanwhile, and the replacement's own warm-up."""
     victims = server.workers()
     if len(victims) != 1:
         raise RuntimeError(f"respawn needs exactly one worker, found {victims}")
     before = set(server.warm_lines())
     killed_at = time.perf_counter()
     os.kill(victims[0], signal.SIGKILL)
-    reply = must(call.send(server.url, timeout=300), f"{server.name} request after SIGKILL")
+    refused = 0
+    reply = call.send(server.url, timeout=300)
+    while reply.status == 503 and time.perf_counter() - killed_at < 300:
+        refused += 1
+        time.sleep(RESPAWN_POLL_S)
+        reply = call.send(server.url, timeout=300)
+    must(reply, f"{server.name} request after SIGKILL")
     served = time.perf_counter() - killed_at
     warm = wait_for(lambda: {pid: s for pid, s in server.warm_lines().items() if pid not in before}, timeout=5.0) \
         if server.env.get("PRELOAD_MODELS") == "true" else {}
-    return {"kill_to_served_s": served, "request_s": reply.seconds, "replacement_warmup_s": next(iter(warm.values()), None) if warm else None}
+    return {"kill_to_served_s": served, "request_s": reply.seconds, "refused_meanwhile": refused,
+            "replacement_warmup_s": next(iter(warm.values()), None) if warm else None}
 
 
 def section_throughput(plan: Plan, ctx: Context) -> dict:
@@ -208,7 +232,7 @@ def section_throughput(plan: Plan, ctx: Context) -> dict:
     workers, and rembg s with 4; the 1-worker servers then lose their worker to SIGKILL."""
     c = ctx.calls
     out: dict = {"requests": plan.throughput_requests, "runs": {}}
-    runs = [("pilotlight 1 worker", 1, True), ("pilotlight 2 workers", 2, True), ("pilotlight lazy 1 worker", 1, False)]
+    runs = [("pilotlight 1 worker", 1, True), ("pilotlight 2 workers", 2, True)] + ([("pilotlight lazy 1 worker", 1, False)] if plan.lazy else [])
     for label, workers, preload in runs:
         say(f"[throughput] {label}")
         server = pilotlight(f"throughput-{'preload' if preload else 'lazy'}-{workers}", workers=workers, preload=preload, log_dir=ctx.logs)
@@ -264,7 +288,7 @@ def memory_run(name: str, *, workers: int, preload: bool, plan: Plan, ctx: Conte
 def section_memory(plan: Plan, ctx: Context) -> dict:
     rows = []
     for preload in (True, False):
-        for workers in plan.worker_counts:
+        for workers in plan.worker_counts if preload else plan.lazy_worker_counts:
             say(f"[memory] {'preload' if preload else 'lazy'}, {workers} worker(s)")
             rows.append(memory_run(f"memory-{'preload' if preload else 'lazy'}-{workers}", workers=workers, preload=preload, plan=plan,
                                    ctx=ctx, steady=plan.steady if workers == 1 else 0))
@@ -272,12 +296,12 @@ def section_memory(plan: Plan, ctx: Context) -> dict:
 
 
 UPSTREAM = {"ORT_CPU_ARENA": "session", "ORT_MEM_PATTERN": "true", "RELEASE_MEMORY": "off"}
-# label, environment (each runs start.sh)
+# label, environment (each runs start.sh). "Arena per session, memory pattern off, nothing released"
+# is gone: it measured what "shared arena, never released" measures (2.34x against 2.37x on 2026-12-01).
 VARIANTS: tuple[tuple[str, dict[str, str]], ...] = (
     ("onnxruntime's defaults (arena per session, memory pattern on), nothing released", UPSTREAM),
     ("shared arena, never released", {"RELEASE_MEMORY": "off"}),
     ("no worker keeps its memory when idle", {"KEEP_MEMORY_WORKERS": "0"}),
-    ("arena per session, memory pattern off, nothing released", {"ORT_CPU_ARENA": "session", "RELEASE_MEMORY": "off"}),
     ("arena off, nothing released", {"ORT_CPU_ARENA": "off", "RELEASE_MEMORY": "off"}),
     ("arena off + malloc_trim after each request (the prototype)", {"ORT_CPU_ARENA": "off", "ORT_MEM_PATTERN": "true", "RELEASE_MEMORY": "request"}),
 )
@@ -310,7 +334,8 @@ def section_recycle(plan: Plan, ctx: Context) -> dict:
     """2 workers recycled every `recycle_after` requests (MAX_REQUESTS, no jitter), sequential requests."""
     c = ctx.calls
     out: dict = {}
-    for label, env in (("recycling", {"MAX_REQUESTS": str(plan.recycle_after)}), ("no recycling", {})):
+    runs: list[tuple[str, dict[str, str]]] = [("recycling", {"MAX_REQUESTS": str(plan.recycle_after)})]
+    for label, env in runs + ([("no recycling", {})] if plan.baselines else []):
         say(f"[recycle] {label}")
         server = pilotlight(f"recycle-{'on' if env else 'off'}", workers=2, log_dir=ctx.logs, extra_env=env)
         with server:
