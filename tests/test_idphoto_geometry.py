@@ -13,6 +13,7 @@ from app.models.faces import Face
 from app.imaging.placement import (
     Head,
     PlacementError,
+    CHIN_BELOW_MOUTH,
     chin_from_landmarks,
     crown_from_matte,
     roll_degrees,
@@ -27,6 +28,7 @@ from app.imaging.placement import (
     extend,
     head_cut_edge,
     keep_person,
+    person_owner,
     needed_extension,
     place_on_rules,
     rule_values,
@@ -78,7 +80,7 @@ def test_no_head_above_the_eyes_is_refused() -> None:
 
 
 def test_chin_below_the_mouth() -> None:
-    assert chin_from_landmarks(LANDMARKS) == pytest.approx(260 + 0.95 * 60)
+    assert chin_from_landmarks(LANDMARKS) == pytest.approx(260 + CHIN_BELOW_MOUTH * 60)
 
 
 def test_warp_cuts_the_placed_region() -> None:
@@ -423,6 +425,47 @@ def test_a_body_cut_by_a_side_edge_continues_as_a_sloping_shoulder() -> None:
     tops = [int(np.flatnonzero(beyond[:, column])[0]) for column in (39, 20, 0)]  # next to the edge, then outwards
     assert tops[0] <= tops[1] <= tops[2] and tops[2] - tops[0] > 10, "the shoulder falls away outwards"
     assert beyond[-1].all(), "the body reaches the new edge at the bottom"
+
+
+def test_people_pressed_together_each_keep_what_is_theirs() -> None:
+    """A group photo's crop: a neighbour behind each shoulder, their hair, faces, bodies and a hand
+    all touching the chosen person's matte (one component). Everything nearer a neighbour's body axis
+    goes; the chosen head, hair and body stay."""
+    matte = np.zeros((500, 600), np.uint8)
+    matte[120:500, 200:400] = 255  # the chosen person: head from row 120, body below
+    matte[0:500, 0:200] = 255  # a neighbour on the left, face near the top edge, hand reaching in
+    matte[60:500, 400:600] = 255  # a neighbour on the right
+    matte[250:290, 150:260] = 255  # the left neighbour's hand on the chosen shoulder
+    chosen, left, right = (240.0, 150.0, 360.0, 290.0), (40.0, 0.0, 150.0, 90.0), (450.0, 80.0, 560.0, 210.0)
+    kept = keep_person(matte, chosen, [left, right])
+    assert kept[120:290, 240:360].min() == 255, "the chosen face is whole"
+    assert kept[300:, 230:370].min() == 255, "the chosen body is whole"
+    assert kept[:, :130].max() == 0 and kept[:, 480:].max() == 0, "both neighbours are gone"
+    assert kept[250:290, 150:190].max() == 0, "the neighbour's hand is gone"
+    owner = person_owner((500, 600), [chosen, left, right])
+    assert owner[400, 300] == 0 and owner[400, 60] == 1 and owner[400, 520] == 2 and owner[10, 100] == 1
+
+
+def test_touching_people_are_told_apart_by_their_colours() -> None:
+    """One merged matte, two people: the chosen one's fair hair falls far to the right, past the
+    midpoint between the two body axes, over a neighbour in dark clothes. GrabCut's colour models keep
+    all of the hair (the axes alone would cut it straight down the middle) and drop the neighbour."""
+    rng = np.random.default_rng(3)
+    rgb = np.full((400, 600, 3), 250, np.uint8)
+    matte = np.zeros((400, 600), np.uint8)
+    matte[60:400, 120:560] = 255
+    rgb[60:400, 330:560] = (40, 45, 60)  # the neighbour: dark hair and clothes
+    rgb[60:400, 120:330] = (225, 190, 120)  # the chosen person's fair hair, face and top
+    rgb[60:360, 330:400] = (225, 190, 120)  # ... the hair falling over the neighbour's side
+    rgb[120:260, 170:290] = (230, 170, 150)  # the chosen face
+    rgb = np.clip(rgb.astype(int) + rng.integers(-12, 13, rgb.shape), 0, 255).astype(np.uint8)
+    chosen, other = (170.0, 120.0, 290.0, 260.0), (440.0, 90.0, 540.0, 200.0)
+    kept = keep_person(matte, chosen, [other], rgb=rgb)
+    assert kept[130:250, 180:280].min() == 255, "the chosen face is whole"
+    assert kept[80:340, 340:390].mean() > 240, "the hair past the midpoint stays"
+    assert kept[100:390, 430:550].max() == 0, "the neighbour is gone"
+    axes_only = keep_person(matte, chosen, [other])
+    assert axes_only[80:340, 380:395].max() == 0, "without the colours the hair would be cut"
 
 
 def test_another_face_touching_the_matte_is_cut_out_but_never_the_chosen_head() -> None:

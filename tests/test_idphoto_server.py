@@ -2,8 +2,9 @@
 
 The head height is measured here, from the output, independently of the pipeline: the crown is the
 first row (at the face's columns) that differs from the requested background, and the chin comes
-from a hand-measured point on the astronaut (chin at y=185 px, 83 px below the eye line in the
-512x512 original), scaled by the eye distance found again in the output.
+from a hand-read point on the astronaut (chin at y=177 px, 75 px below the eye line in the
+512x512 original: tests/support/corpus.py's HAND_READ_CHINS), scaled by the eye distance found again
+in the output.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from app.models.centerface import CenterFace, make_dims_dynamic
 from app.models.sessions import Providers, create_session
 from app.specs import BACKGROUND_COLOURS, get_spec
 from tests.conftest import RunningServer, jpeg_bytes
+from tests.support.corpus import HAND_READ_CHINS
 from tests.support.harness import Server
 
 pytestmark = pytest.mark.server
 
-CHIN_BELOW_EYES_PX = 185 - 102  # hand-measured on skimage's astronaut
+CHIN_BELOW_EYES_PX = HAND_READ_CHINS["astronaut"] - 102  # hand-read on skimage's astronaut
 
 
 @pytest.fixture(scope="module")
@@ -216,7 +218,7 @@ def test_a_head_cut_by_the_original_is_refused_naming_the_edge(server: Server, a
 
 
 def test_a_photo_cut_off_above_the_chin_gets_a_clear_422(server: Server, astronaut: np.ndarray) -> None:
-    cut = jpeg_bytes(np.ascontiguousarray(astronaut[:160]))  # the chin is at y=185
+    cut = jpeg_bytes(np.ascontiguousarray(astronaut[:160]))  # the chin is at y=177
     response = server.post("/api/v1/idphoto", files={"image": ("cut.jpg", cut, "image/jpeg")}, data={"spec": "us-passport"})
     assert response.status_code == 422
     error = response.json()["error"]

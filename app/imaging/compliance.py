@@ -29,6 +29,10 @@ from .pose import UNCERTAINTY_DEG, Pose, estimate_pose, judge
 
 MAX_BACKGROUND_STD = 6.0  # per channel, across each row of pure background
 MAX_BACKGROUND_DELTA = 12.0  # mean distance from the requested colour
+# The two top corners (this share of each side) hold nothing but background in an ID photo: a head
+# is well inside them, so a matte that reaches there is someone or something else kept beside it
+CORNER_SHARE = 0.08
+MAX_CORNER_PERSON = 0.02  # share of the corners' pixels the matte may hold (a stray hair's tip)
 
 
 @dataclass(frozen=True)
@@ -91,13 +95,26 @@ def background_checks(
         if mask.sum() >= 8:
             spreads.append(float(pixels[row][mask].std(axis=0).max()))
     spread = max(spreads) if spreads else 0.0
-    checks = [Check("background_uniformity", spread, f"<= {MAX_BACKGROUND_STD} (std per row)", spread <= MAX_BACKGROUND_STD)]
+    checks = [Check("background_uniformity", spread, f"<= {MAX_BACKGROUND_STD} (std per row)", spread <= MAX_BACKGROUND_STD),
+              corners_check(alpha)]
     if not gradient:
         delta = float(np.linalg.norm(pixels[background].mean(axis=0) - np.asarray(colour, np.float32)))
         checks.append(Check("background_colour", delta, f"<= {MAX_BACKGROUND_DELTA} from {colour}", delta <= MAX_BACKGROUND_DELTA))
     return checks
 
 
+def corners_check(alpha: np.ndarray) -> Check:
+    """The top corners (CORNER_SHARE of each side) of the output matte (H, W) uint8: the share of
+    their pixels that are person (alpha >= 64) must stay under MAX_CORNER_PERSON."""
+    height, width = alpha.shape
+    ch, cw = max(1, round(CORNER_SHARE * height)), max(1, round(CORNER_SHARE * width))
+    corners = np.concatenate([alpha[:ch, :cw].ravel(), alpha[:ch, -cw:].ravel()])
+    share = float((corners >= 64).mean())
+    return Check("background_clear", round(share, 3), f"<= {MAX_CORNER_PERSON} of the top corners", share <= MAX_CORNER_PERSON,
+                 advice=None if share <= MAX_CORNER_PERSON else CORNERS_ADVICE)
+
+
+CORNERS_ADVICE = "Someone or something else is beside your head: use a photo with no one else in it and a plain wall behind you."
 NOT_CHECKED = (
     "We cannot check for hats or glasses: make sure there are none",
     "We cannot check that your expression is neutral and your mouth closed: make sure it is",
@@ -105,6 +122,7 @@ NOT_CHECKED = (
 NOT_CHECKED_EYES = "We cannot check that your eyes are open: make sure they are"
 HANDS_ADVICE = "Lower your arms: hands must not be near your head."
 MOUTH_ADVICE = "Close your mouth: a neutral expression, lips together, no teeth showing."
+GAPING_ADVICE = "A natural smile is allowed, an open mouth is not: relax your jaw and close your lips a little."
 ADVICE = {
     "yaw_degrees": "Face the camera squarely",
     "pitch_degrees": "Look straight at the camera: chin neither up nor down",
@@ -140,11 +158,12 @@ def mm_band_text(low: float | None, high: float | None) -> str:
 
 def measure_output(
     alpha: np.ndarray, landmarks: np.ndarray, box: tuple[float, float, float, float], *, size_mm: tuple[float, float],
-    width_of: str = "face", crown_meaning: str = "hair",
+    width_of: str = "face", crown_meaning: str = "hair", chin: np.ndarray | None = None,
 ) -> dict[str, float | None]:
     """Every rule's value in mm, measured on the output: eyes and chin from the landmarks detected
-    on it, crown from its matte (the hair's top, or with crown_meaning="skull" the natural top of the
-    head under it, `placement.skull_top`); head width as the rule means it (`width_of`): the face
+    on it (the chin from the dense landmarks' menton, `chin` (x, y) px, where they ran), crown from
+    its matte (the hair's top, or with crown_meaning="skull" the natural top of the head under it,
+    `placement.skull_top`); head width as the rule means it (`width_of`): the face
     between the ear roots (FACE_WIDTH_IOD eye distances), or the whole head at the eye line."""
     height, width = alpha.shape
     mm_y = size_mm[1] / height
@@ -155,12 +174,12 @@ def measure_output(
     hair = crown_row(alpha, x_range=(centre_x - 0.35 * face_width, centre_x + 0.35 * face_width))
     eye_distance = float(np.hypot(*(landmarks[1] - landmarks[0])))
     crown = hair if crown_meaning != "skull" or hair is None else skull_top(hair_y=hair, eye_y=eye_y, eye_distance=eye_distance)
-    chin = chin_from_landmarks(landmarks)
+    chin_y = chin_from_landmarks(landmarks) if chin is None else float(chin[1])
     head_w = head_width_at(alpha, y=eye_y, centre_x=centre_x)
     values: dict[str, float | None] = {
-        "head_height": None if crown is None else (chin - crown) * mm_y,
+        "head_height": None if crown is None else (chin_y - crown) * mm_y,
         "crown_margin": None if crown is None else crown * mm_y,
-        "chin_margin": (height - chin) * mm_y,
+        "chin_margin": (height - chin_y) * mm_y,
         "eye_line": (height - eye_y) * mm_y,
         "head_width": (FACE_WIDTH_IOD * float(np.hypot(*(landmarks[1] - landmarks[0]))) * mm_x if width_of == "face"
                        else None if head_w is None else head_w * mm_x),
@@ -288,11 +307,16 @@ def eyes_check(found: tuple[int, int]) -> Check:
 
 def mouth_check(openness: float, *, required: bool) -> Check:
     """The inner-lip gap over the mouth's width (68 landmarks) against expression.MOUTH_OPEN_ABOVE;
-    an information line where the spec allows a natural smile."""
-    limit = expression.MOUTH_OPEN_ABOVE
+    where the spec allows a natural smile, an information line, unless the mouth gapes
+    (expression.MOUTH_GAPING_ABOVE)."""
     if not required:
-        return Check("mouth_closed", round(openness, 3), "not required: this spec allows a natural smile", None,
-                     kind="info")
+        limit = expression.MOUTH_GAPING_ABOVE
+        if openness <= limit:
+            return Check("mouth_closed", round(openness, 3), "not required: this spec allows a natural smile", None,
+                         kind="info")
+        return Check("mouth_closed", round(openness, 3), f"<= {limit:g}: a natural smile is allowed, an open mouth is not",
+                     False, kind="expression", advice=GAPING_ADVICE, broken_by=openness - limit)
+    limit = expression.MOUTH_OPEN_ABOVE
     passed = bool(openness <= limit)
     return Check("mouth_closed", round(openness, 3), f"<= {limit:g} (inner-lip gap over the mouth's width)", passed,
                  kind="expression", advice=None if passed else MOUTH_ADVICE,
@@ -316,13 +340,19 @@ def report(
     extra: list[Check] | None = None,
     mouth_judged: bool = False,
     eyes_judged: bool = False,
+    chin: np.ndarray | None = None,
+    head_pose: Pose | None = None,
 ) -> list[Check]:
     """Measure the finished photo.
 
     `rgb` (H, W, 3) and `alpha` (H, W) uint8 are the output and its matte; `faces` are (box,
     landmarks) detected on the output; `dpi` is what the encoded file says; `rules` the spec's
     `Rules` (mm bands and pose limits); `input_eye_distance_px` the eye distance in the original
-    (for the resolution line); `extra` lines the pipeline judged itself (hands, expression).
+    (for the resolution line); `extra` lines the pipeline judged itself (hands, expression); `chin`
+    the one face's menton (x, y) px as the dense landmarks read it on the output, where they ran;
+    `head_pose` the head's yaw and pitch as read on the original (the same head at a higher
+    resolution, read once for every spec), where the output's own reading gives only the roll left
+    after levelling.
     """
     height, width = rgb.shape[:2]
     checks = [
@@ -339,9 +369,12 @@ def report(
         box, landmarks = faces[0]
         width_of = str(getattr(rules, "head_width_of", "face"))
         crown_meaning = str(getattr(rules, "crown", "hair"))
-        values = measure_output(alpha, landmarks, box, size_mm=size_mm, width_of=width_of, crown_meaning=crown_meaning)
+        values = measure_output(alpha, landmarks, box, size_mm=size_mm, width_of=width_of, crown_meaning=crown_meaning,
+                                chin=chin)
         checks.extend(rule_checks(values, rules, crown_meaning=crown_meaning))
-        checks.extend(pose_checks(estimate_pose(landmarks), rules))
+        seen = estimate_pose(landmarks)
+        pose = seen if head_pose is None else Pose(yaw=head_pose.yaw, pitch=head_pose.pitch, roll=seen.roll)
+        checks.extend(pose_checks(pose, rules))
         if input_eye_distance_px is not None:
             checks.append(resolution_check(input_eye_distance_px=input_eye_distance_px,
                                            output_eye_distance_px=float(np.hypot(*(landmarks[1] - landmarks[0])))))

@@ -19,10 +19,11 @@ import numpy as np
 
 from .opencv import cv2, warp_pillow_affine
 
-# Chin below the mouth corners, in units of the eye-to-mouth distance. Measured on frontal
-# portraits (scikit-image's astronaut: eyes y=102, mouth corners y=144, chin y=185 -> 0.98);
-# anthropometric tables put the neutral face at 0.85-0.95. A smile raises the corners.
-CHIN_BELOW_MOUTH = 0.95
+# Chin below the mouth corners, in units of the eye-to-mouth distance, where no dense landmarks ran
+# (without landmarks68): on four portraits whose chins were read by eye (landmarks68.MENTON_BELOW_POINT8)
+# 0.67-0.82 with CenterFace's refined points, mean 0.77. A smile raises the corners, an open mouth
+# lowers the chin: the dense landmarks' menton is the measure, this the fallback.
+CHIN_BELOW_MOUTH = 0.77
 # The face between the ear roots (what GA 461 and the Chinese consular rule call face or head width:
 # 脸部宽度(两耳根之间)), in eye distances. Anthropometric means for adults (Farkas, "Anthropometry of
 # the Head and Face", 1994): tragion-to-tragion breadth about 139 mm (women 135, men 145), pupils
@@ -142,6 +143,16 @@ def chin_from_landmarks(upright: np.ndarray) -> float:
     eye_y = (upright[0, 1] + upright[1, 1]) / 2.0
     mouth_y = (upright[3, 1] + upright[4, 1]) / 2.0
     return float(mouth_y + CHIN_BELOW_MOUTH * (mouth_y - eye_y))
+
+
+def chin_upright(upright: np.ndarray, chin: np.ndarray | None, *, roll_deg: float, pivot: tuple[float, float]) -> float:
+    """Chin y in the frame levelled by `roll_deg` about `pivot`: the menton the dense landmarks read
+    (`chin`, (x, y) px of the unlevelled image: point 8 of the 68, on the jaw itself, so an open
+    mouth or a smile does not move it) where there is one, else the estimate from the eyes and the
+    mouth corners (`chin_from_landmarks` on the levelled 5 points `upright`)."""
+    if chin is None:
+        return chin_from_landmarks(upright)
+    return float(rotate_points(np.asarray(chin, np.float64).reshape(1, 2), degrees=-roll_deg, pivot=pivot)[0, 1])
 
 
 def crown_from_matte(alpha: np.ndarray, *, x_range: tuple[float, float], eye_y: float) -> float:
@@ -591,11 +602,12 @@ def skull_top(*, hair_y: float, eye_y: float, eye_distance: float) -> float:
 
 def measure_upright(
     landmarks: np.ndarray, box: tuple[float, float, float, float], upright_alpha: np.ndarray, *, roll_deg: float,
-    pivot: tuple[float, float], crown: str = "hair",
+    pivot: tuple[float, float], crown: str = "hair", chin: np.ndarray | None = None,
 ) -> Head:
     """Head measurements in the frame levelled by `roll_deg` about `pivot` (`upright_alpha` is the
     matte in that frame): crown from the matte (the hair's top) or, with crown="skull", the natural
-    top of the head under the hair (`skull_top`); chin from the landmarks, width at the eye line."""
+    top of the head under the hair (`skull_top`); chin from the dense landmarks' menton (`chin`,
+    unlevelled px) or the 5 landmarks (`chin_upright`), width at the eye line."""
     upright = rotate_points(landmarks, degrees=-roll_deg, pivot=pivot)
     eye_y = float((upright[0, 1] + upright[1, 1]) / 2.0)
     centre_x = float((upright[0, 0] + upright[1, 0] + upright[3, 0] + upright[4, 0]) / 4.0)
@@ -608,7 +620,7 @@ def measure_upright(
     return Head(
         crown_y=skull_top(hair_y=hair, eye_y=eye_y, eye_distance=eye_distance) if skull else hair,
         hair_y=hair if skull else None,
-        chin_y=chin_from_landmarks(upright),
+        chin_y=chin_upright(upright, chin, roll_deg=roll_deg, pivot=pivot),
         eye_y=eye_y,
         centre_x=centre_x,
         width=head_width_at(upright_alpha, y=eye_y, centre_x=centre_x),
@@ -624,14 +636,15 @@ BODY_BAND = 0.6  # the column band under the face, +- this share of the face wid
 
 
 def keep_person(alpha: np.ndarray, box: tuple[float, float, float, float],
-                others: list[tuple[float, float, float, float]] | None = None) -> np.ndarray:
+                others: list[tuple[float, float, float, float]] | None = None, *, rgb: np.ndarray | None = None) -> np.ndarray:
     """The matte with only the chosen person: the connected component(s) holding the face box's
     centre, and those reaching into the column band below the face (the body under the head).
     Everything else (other people, objects, a shoulder at the edge) becomes background (0). Other
-    people whose mattes touch this one's are cut out where their faces were found (`others`: face
-    boxes): each face's box, widened by OTHER_FACE_GROWTH and reaching down to its neck, never
-    over the chosen face's own head."""
-    alpha = _cut_other_faces(alpha, box, others or [])
+    people whose mattes touch this one's (`others`: their face boxes) lose what is theirs: with the
+    photo (`rgb`, (H, W, 3) uint8) by `separate_people`, else by the nearest body axis alone
+    (`person_owner`); never the chosen face."""
+    if others:
+        alpha = _cut_other_people(alpha, box, others, rgb)
     height, width = alpha.shape
     count, labels = cv2.connectedComponents((alpha >= PERSON_LINK).astype(np.uint8), connectivity=8)
     if count <= 2:
@@ -652,27 +665,84 @@ def keep_person(alpha: np.ndarray, box: tuple[float, float, float, float],
     return np.where(mask, alpha, 0).astype(np.uint8)
 
 
-OTHER_FACE_GROWTH = 0.35  # another face's box grows by this share each way before it is cut out
-OTHER_NECK = 0.8  # and reaches this many of its heights below it (the neck)
+HAIR_ABOVE_FACE = 1.0  # a person's axis starts this many face heights above the face box (the hair)
+OWNER_GRID = 512  # the ownership of each pixel is decided on a grid this many cells along the longer side
+SEPARATE_SIDE = 360  # px, longer side: where GrabCut separates touching people (its cost grows with the pixels)
+SEPARATE_ITERATIONS = 4  # GrabCut's rounds of refitting its colour models
+SEPARATE_MATTE = 32  # alpha at or above this is someone (the rest is sure background)
 
 
-def _cut_other_faces(alpha: np.ndarray, box: tuple[float, float, float, float],
-                     others: list[tuple[float, float, float, float]]) -> np.ndarray:
-    """`alpha` with each other face's region set to 0 (see `keep_person`); the chosen head's own
-    region (its box, grown the same way, and the hair above it) is never cut."""
-    if not others:
-        return alpha
+def person_owner(shape: tuple[int, int], boxes: list[tuple[float, float, float, float]]) -> np.ndarray:
+    """(H, W) int8: which of `boxes` (face boxes, px) each pixel's person is, by the nearest body axis.
+
+    A person's axis is the vertical line through the face's centre from HAIR_ABOVE_FACE face heights
+    above the face down to the bottom edge (the hair above the head, the neck and body below it); the
+    distance to it is counted in that face's widths, so a larger (nearer) person owns more. Decided
+    on a grid of at most OWNER_GRID cells along the longer side and spread to every pixel."""
+    height, width = shape
+    step = max(1, int(math.ceil(max(height, width) / OWNER_GRID)))
+    ys = np.arange(0, height, step, dtype=np.float32) + step / 2.0
+    xs = np.arange(0, width, step, dtype=np.float32) + step / 2.0
+    best = np.full((ys.size, xs.size), np.inf, np.float32)
+    owner = np.zeros((ys.size, xs.size), np.int8)
+    for index, (x0, y0, x1, y1) in enumerate(boxes):
+        face_width = max(1.0, x1 - x0)
+        top = y0 - HAIR_ABOVE_FACE * (y1 - y0)
+        dx = (xs - (x0 + x1) / 2.0) ** 2
+        dy = np.clip(top - ys, 0.0, None) ** 2
+        distance = np.sqrt(dy[:, None] + dx[None, :]) / face_width
+        nearer = distance < best
+        best[nearer] = distance[nearer]
+        owner[nearer] = index
+    return np.repeat(np.repeat(owner, step, axis=0), step, axis=1)[:height, :width]
+
+
+def separate_people(rgb: np.ndarray, alpha: np.ndarray, box: tuple[float, float, float, float],
+                    others: list[tuple[float, float, float, float]]) -> np.ndarray | None:
+    """(H, W) float32 0-1: how much each pixel of the matte is the chosen person's, where other people
+    touch it. OpenCV's GrabCut on a copy SEPARATE_SIDE px long: sure background outside the matte
+    and in the other faces' boxes, sure foreground in the chosen face and the middle of its body, the
+    rest of the matte "probably" the chosen person's or another's by the nearest body axis
+    (`person_owner`); GrabCut's colour models settle the probable pixels (blonde hair against a
+    neighbour's dark curls). The answer is scaled back smoothly (a soft edge where people touch).
+    None where GrabCut cannot run (no background left, say). Colour order does not matter to it."""
+    height, width = alpha.shape
+    scale = min(1.0, SEPARATE_SIDE / max(height, width))
+    size = (max(1, round(width * scale)), max(1, round(height * scale)))
+    small = cv2.resize(np.ascontiguousarray(rgb), size, interpolation=cv2.INTER_AREA)
+    matte = cv2.resize(alpha, size, interpolation=cv2.INTER_AREA)
+    scaled = [tuple(v * scale for v in b) for b in (box, *others)]
+    owner = person_owner(matte.shape, scaled)  # type: ignore[arg-type]
+    mask = np.where(matte >= SEPARATE_MATTE, np.where(owner == 0, cv2.GC_PR_FGD, cv2.GC_PR_BGD), cv2.GC_BGD).astype(np.uint8)
+    for ox0, oy0, ox1, oy1 in scaled[1:]:
+        mask[max(0, int(oy0)) : max(0, int(math.ceil(oy1))), max(0, int(ox0)) : max(0, int(math.ceil(ox1)))] = cv2.GC_BGD
+    x0, y0, x1, y1 = scaled[0]
+    w, h = x1 - x0, y1 - y0
+    mask[max(0, int(y0 + 0.15 * h)) : max(0, int(y1 - 0.1 * h)), max(0, int(x0 + 0.2 * w)) : max(0, int(x1 - 0.2 * w))] = cv2.GC_FGD
+    body = (slice(max(0, int(y1 + 0.3 * h)), None), slice(max(0, int((x0 + x1) / 2 - 0.25 * w)), max(0, int((x0 + x1) / 2 + 0.25 * w))))
+    mask[body] = np.where(matte[body] >= 128, cv2.GC_FGD, mask[body])
+    if not ((mask == cv2.GC_BGD) | (mask == cv2.GC_PR_BGD)).any():
+        return None
+    models = (np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64))
+    try:
+        cv2.grabCut(small, mask, None, models[0], models[1], SEPARATE_ITERATIONS, cv2.GC_INIT_WITH_MASK)
+    except cv2.error:
+        return None
+    chosen = ((mask == cv2.GC_FGD) | (mask == cv2.GC_PR_FGD)).astype(np.float32)
+    return cv2.resize(chosen, (width, height), interpolation=cv2.INTER_LINEAR)
+
+
+def _cut_other_people(alpha: np.ndarray, box: tuple[float, float, float, float],
+                      others: list[tuple[float, float, float, float]], rgb: np.ndarray | None) -> np.ndarray:
+    """`alpha` without what belongs to the other people: `separate_people` where the photo is given,
+    else every pixel nearer another's body axis (`person_owner`) set to 0 but the chosen face box."""
+    weight = None if rgb is None else separate_people(rgb, alpha, box, others)
+    if weight is not None:
+        return np.clip(alpha.astype(np.float32) * weight + 0.5, 0, 255).astype(np.uint8)
     height, width = alpha.shape
     x0, y0, x1, y1 = box
-    w, h = x1 - x0, y1 - y0
-    own = np.zeros(alpha.shape, bool)
-    own[0 : min(height, int(y1 + 0.2 * h)), max(0, int(x0 - 0.45 * w)) : min(width, int(math.ceil(x1 + 0.45 * w)))] = True
-    cut = np.zeros(alpha.shape, bool)
-    for ox0, oy0, ox1, oy1 in others:
-        ow, oh = ox1 - ox0, oy1 - oy0
-        cut[max(0, int(oy0 - OTHER_FACE_GROWTH * oh)) : min(height, int(oy1 + OTHER_NECK * oh)),
-            max(0, int(ox0 - OTHER_FACE_GROWTH * ow)) : min(width, int(math.ceil(ox1 + OTHER_FACE_GROWTH * ow)))] = True
-    cut &= ~own
+    cut = person_owner(alpha.shape, [box, *others]) != 0
+    cut[max(0, int(y0)) : min(height, int(math.ceil(y1))), max(0, int(x0)) : min(width, int(math.ceil(x1)))] = False
     if not cut.any():
         return alpha
     out = alpha.copy()
@@ -692,11 +762,13 @@ EDGE_BAND = 4  # px: the body "runs into" a side edge when any of its last colum
 BICUBIC_REACH = 2  # px added beyond what the output covers, for the resampling's reach (not reported)
 
 
-def head_cut_edge(landmarks: np.ndarray, box: tuple[float, float, float, float], alpha: np.ndarray) -> str | None:
+def head_cut_edge(landmarks: np.ndarray, box: tuple[float, float, float, float], alpha: np.ndarray, *,
+                  chin: np.ndarray | None = None) -> str | None:
     """The edge of the original (H, W) that cuts the head itself, or None. Judged in the original's
     own frame (a levelled copy has new empty corners): the face or ears past a side (the face box
     at the edge, or the head's half width beside the eye midpoint, HEAD_HALF_WIDTH eye distances,
-    past it), the chin (see `chin_from_landmarks`, along the face's axis) below the bottom edge, or
+    past it), the chin (`chin`, the dense landmarks' menton, or see `chin_from_landmarks`, along the
+    face's axis) below the bottom edge, or
     the hair at the top edge over the head's columns (10 % of them person in the top row)."""
     height, width = alpha.shape
     points = np.asarray(landmarks, dtype=np.float64)
@@ -711,8 +783,9 @@ def head_cut_edge(landmarks: np.ndarray, box: tuple[float, float, float, float],
         return "left"
     if sides[1, 0] > width or box[2] >= width - EDGE_SLACK:
         return "right"
-    chin = rotate_points(np.array([[centre_x, chin_from_landmarks(upright)]]), degrees=roll, pivot=pivot)[0]
-    if chin[1] > height - 1:
+    chin_y = chin_upright(upright, chin, roll_deg=roll, pivot=pivot)
+    lowest = rotate_points(np.array([[centre_x, chin_y]]), degrees=roll, pivot=pivot)[0]
+    if lowest[1] > height - 1:
         return "bottom"
     x0 = max(0, int(sides[:, 0].min()))
     x1 = min(width, int(math.ceil(sides[:, 0].max())))

@@ -19,9 +19,10 @@ from ..errors import NoFace, PhotoRejected
 from ..imageio import encode
 from ..imaging import compliance, expression, quality
 from ..imaging.compose import flatten
+from ..imaging.pose import estimate_pose
 from ..imaging.sheet import Paper, SheetLayout, plan_sheet, render_sheet
 from ..models.faces import Face
-from ..models.landmarks68 import Landmarks68, mouth_openness
+from ..models.landmarks68 import Landmarks68, menton, mouth_openness
 from ..models.registry import FaceDetector
 from ..models.segmentation import AlphaMatting, Segmenter
 from ..imaging.placement import (
@@ -259,16 +260,17 @@ CUT_MESSAGES = {
 }
 
 
-def _place(face: Face, alpha: np.ndarray, roll: float, spec: PhotoSpec) -> tuple[Placement, Extension]:
-    """Measure the head levelled by `roll`, solve the spec's rules, and say how far the output
-    reaches beyond the input. PhotoRejected(photo_cut_off, edge) when the head itself is cut."""
+def _place(face: Face, alpha: np.ndarray, roll: float, spec: PhotoSpec, chin: np.ndarray | None) -> tuple[Placement, Extension]:
+    """Measure the head levelled by `roll` (`chin`: the dense landmarks' menton, or None), solve the
+    spec's rules, and say how far the output reaches beyond the input. PhotoRejected(photo_cut_off,
+    edge) when the head itself is cut."""
     pivot = eye_midpoint(face.landmarks)
-    edge = head_cut_edge(face.landmarks, face.box, alpha)
+    edge = head_cut_edge(face.landmarks, face.box, alpha, chin=chin)
     if edge is not None:
         raise _cut_off(edge)
     try:
         head = measure_upright(face.landmarks, face.box, upright_matte(alpha, roll_deg=roll, pivot=pivot),
-                               roll_deg=roll, pivot=pivot, crown=spec.rules.crown)
+                               roll_deg=roll, pivot=pivot, crown=spec.rules.crown, chin=chin)
     except PlacementError as exc:
         raise _cut_off(exc.edge) from None
     placement = place_on_rules(head, spec.rules, roll_deg=roll, pivot=pivot, size=(spec.width_px, spec.height_px),
@@ -298,21 +300,25 @@ def _render(foreground: np.ndarray, alpha: np.ndarray, placement: Placement, ext
 
 
 def face_checks(
-    rgb: np.ndarray, alpha: np.ndarray, face: Face, faces: list[Face], spec: PhotoSpec, landmarker: Landmarks68 | None
+    rgb: np.ndarray, alpha: np.ndarray, face: Face, faces: list[Face], spec: PhotoSpec, dense: np.ndarray | None
 ) -> list[compliance.Check]:
     """The lines judged on the original: hands near the head (the person's matte and the face's own
-    skin colour), the eyes open (OpenCV's eye cascade on each eye's window), and with the landmark
-    net, the mouth (one 112 x 112 run)."""
+    skin colour), the eyes open (OpenCV's eye cascade on each eye's window), and with the 68 dense
+    landmarks (`dense`, from the landmark net), the mouth."""
     others = [other.box for other in faces if not _same_face(other, face)]
-    area, _ = expression.hands_near_head(rgb, alpha, face.landmarks, chin_y=_chin_y(face), other_faces=others)
+    area, _ = expression.hands_near_head(rgb, alpha, face.landmarks, chin_y=_chin_y(face, dense), other_faces=others)
     checks = [compliance.hands_check(area)]
     eyes = expression.eyes_found(rgb, face.landmarks)
     if eyes is not None:
         checks.append(compliance.eyes_check(eyes))
-    if landmarker is not None:
-        points = landmarker.landmarks(rgb, face.box)
-        checks.append(compliance.mouth_check(mouth_openness(points), required=spec.rules.mouth_closed))
+    if dense is not None:
+        checks.append(compliance.mouth_check(mouth_openness(dense), required=spec.rules.mouth_closed))
     return checks
+
+
+def chin_point(dense: np.ndarray | None) -> np.ndarray | None:
+    """The chin's lowest point (x, y) px from the 68 dense landmarks (`landmarks68.menton`), or None."""
+    return None if dense is None else menton(dense)
 
 
 def make_id_photo(
@@ -341,17 +347,18 @@ def make_id_photo(
     with timings.stage("align"):
         face = refine(detector, rgb, face)
         roll = level(detector, rgb, face)
+        dense = None if landmarker is None else landmarker.landmarks(rgb, face.box)
     with timings.stage("quality"):
         capture = quality.assess(rgb, box=face.box, landmarks=face.landmarks)
     with timings.stage("segment"):
         matte = segmenter.matte(rgb, max_side=max_side, alpha_matting=options.alpha_matting)
         others = [other.box for other in people(faces) if not _same_face(other, face)]
-        alpha = keep_person(matte.alpha, face.box, others)
+        alpha = keep_person(matte.alpha, face.box, others, rgb=rgb)
     with timings.stage("expression"):
-        judged = face_checks(rgb, alpha, face, faces, spec, landmarker)
+        judged = face_checks(rgb, alpha, face, faces, spec, dense)
     with timings.stage("place"):
-        placement, extension = _place(face, alpha, roll, spec)
-        chin_in = _chin_y(face)
+        placement, extension = _place(face, alpha, roll, spec, chin_point(dense))
+        chin_in = _chin_y(face, dense)
     with timings.stage("composite"):
         # the levelling checked on a draft of the output: a second pass when the eye line still leans
         draft, _ = _render(matte.foreground, alpha, placement, extension, chin_in, options, clean=False, face=face)
@@ -359,7 +366,7 @@ def make_id_photo(
         residual = roll_degrees(on_output[0].landmarks) if len(on_output) == 1 else None
         if residual is not None and abs(residual) > RELEVEL_DEG:
             roll += float(np.clip(residual, -RELEVEL_MAX, RELEVEL_MAX))
-            placement, extension = _place(face, alpha, roll, spec)
+            placement, extension = _place(face, alpha, roll, spec, chin_point(dense))
             on_output = None  # the geometry moved: the check reads the output again
         pixels, alpha_out = _render(matte.foreground, alpha, placement, extension, chin_in, options, face=face)
     extended_mm = extension.mm(placement, size_mm=(spec.width_mm, spec.height_mm))
@@ -373,6 +380,7 @@ def make_id_photo(
         if on_output is None:
             on_output = detect_output(detector, seen, options.background)
         found = [(f.box, f.landmarks) for f in on_output]
+        chin_out = chin_point(landmarker.landmarks(seen, on_output[0].box)) if landmarker is not None and len(on_output) == 1 else None
         checks = compliance.report(
             rgb=seen,
             alpha=alpha_out,
@@ -389,6 +397,8 @@ def make_id_photo(
             extra=judged,
             mouth_judged=landmarker is not None,
             eyes_judged=any(check.name == "eyes_open" for check in judged),
+            chin=chin_out,
+            head_pose=estimate_pose(face.landmarks),
         )
     return IdPhoto(
         pixels=pixels,
@@ -411,8 +421,11 @@ def _same_face(a: Face, b: Face) -> bool:
     return bool(abs(ax - bx) < 0.5 * b.width and abs(ay - by) < 0.5 * b.height)
 
 
-def _chin_y(face: Face) -> float:
-    """The chin's row in the input (the eye-mouth line continued; see placement.chin_from_landmarks)."""
+def _chin_y(face: Face, dense: np.ndarray | None = None) -> float:
+    """The chin's row in the input: the dense landmarks' menton, or the eye-mouth line continued
+    (see placement.chin_from_landmarks)."""
+    if dense is not None:
+        return float(menton(dense)[1])
     landmarks = face.landmarks
     eye = (landmarks[0] + landmarks[1]) / 2.0
     mouth = (landmarks[3] + landmarks[4]) / 2.0

@@ -358,13 +358,14 @@
     roll_degrees: (c) => [c.pass ? "Head level" : c.pass === null ? "Head may be tilted: check" : "Head tilted", `tilted ${Math.abs(c.value).toFixed(1)}°; allowed up to ${upTo(c.allowed)}°`],
     canvas_extended: (c) => [c.advice ? "Canvas extended" : "Nothing added", c.advice || "the whole photo comes from your original"],
     background_uniformity: (c) => [c.pass ? "Plain, even background" : "Background not even", c.value == null ? "no background visible" : `variation ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
+    background_clear: (c) => [c.pass ? "Nothing else beside the head" : "Someone or something beside the head", c.pass ? "the top corners are plain background" : `${Math.round(100 * c.value)}% of the top corners is not background`],
     background_colour: (c) => [c.pass ? "Background colour as chosen" : "Background colour differs", `off by ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
     face_resolution: (c) => [c.pass ? "Enough detail for print" : "Too little detail for print", `${Math.round(c.value)} px between the eyes in your original`],
     hands: (c) => [c.pass ? "Hands away from the head" : "Hand or arm near the head", c.pass ? "nothing but the head and shoulders" : "skin beside the head"],
     eyes_open: (c) => [c.pass ? "Eyes open" : "Eyes may be closed", `${c.value} eyes seen open`],
     mouth_closed: (c) => c.pass === null
       ? ["Smile allowed", "this document allows a natural smile"]
-      : [c.pass ? "Mouth closed" : "Mouth open", "neutral expression, lips together"],
+      : [c.pass ? "Mouth closed" : "Mouth open", /smile is allowed/.test(c.allowed || "") ? "a natural smile is allowed, a gaping mouth is not" : "neutral expression, lips together"],
   };
 
   function renderChecks(compliance) {
