@@ -326,7 +326,7 @@ def test_clothing_continues_with_its_own_grain_and_no_seam_or_streaks() -> None:
 
 def test_a_neck_cut_by_the_bottom_edge_becomes_shoulders_in_cloth_not_a_skin_tube() -> None:
     """The bottom edge cuts through a neck (skin) with a collar either side: below it the body widens
-    like shoulders, and skin ends in a V neckline; nothing skin-coloured runs to the new bottom."""
+    like shoulders, and the skin fades into the clothing; nothing skin-coloured runs to the new bottom."""
     from app.imaging.placement import Skin
 
     skin_rgb = np.array([224, 172, 150], np.uint8)

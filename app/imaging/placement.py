@@ -856,10 +856,11 @@ def extend(foreground: np.ndarray, alpha: np.ndarray, extension: Extension, *, b
     sloping down (`_continue_side`). Below the photo the body's outline keeps its slope, and where
     the edge cuts it narrower than shoulders (a neck), it widens like shoulders to SHOULDER_SPAN
     face widths (`face_width`, px). What continues is clothing, never skin (`skin`, the face's
-    colour): its low-frequency colours from the strip next to the edge, smoothed along the edge so
-    no stripe or streak is drawn, with the fabric's own grain (the strip's fine detail, mirrored
-    outwards) added back; at the edge itself the new part starts from the old edge's colours, so no
-    seam shows. A neck cut by the bottom edge closes in a V below it (a neckline)."""
+    colour): its low-frequency colours from the strip next to the edge, smoothed along the edge
+    (CLOTH_SIGMA_FACE face widths below the photo) so no stripe, streak or shard is drawn, with the
+    fabric's own grain (the strip's fine detail, mirrored outwards) added back; at the edge itself
+    the new part starts from the old edge's colours and turns to the clothing's over FEATHER_FACE
+    face widths, so no seam shows and a cut neck fades into the clothing below it."""
     if not extension.any:
         return foreground, alpha
     fg, al = foreground, alpha
@@ -888,7 +889,11 @@ def edge_colours(band: np.ndarray, *, axis: int) -> np.ndarray:
 
 SHOULDER_SPAN = 2.6  # shoulders' span in face widths (between the ear roots: FACE_WIDTH_IOD eye distances)
 SHOULDER_WIDENING = 2.2  # px per row each side while a cut neck widens into shoulders (about 24 degrees)
-NECKLINE_ROWS = 0.45  # a neck cut by the edge closes in a V this many face widths below it
+# below the photo the clothing's colour across the body is smoothed over this many face widths (a
+# tie, a lapel or a strand of hair at the edge does not run on as a band), and the new rows turn from
+# the old edge's own colours (a cut neck's skin included) to it over FEATHER_FACE face widths
+CLOTH_SIGMA_FACE = 0.25
+FEATHER_FACE = 0.3
 # px: what is finer than this Gaussian is the fabric's grain (checks, weave, noise), added back
 # mirrored, so a pattern stays two-dimensional; what is coarser (a tie, a lapel, shading) is the
 # low-frequency colour, smoothed along the edge by the same Gaussian so no stripe runs on
@@ -1029,22 +1034,15 @@ def _continue_body(foreground: np.ndarray, alpha: np.ndarray, rows_below: int, *
     person = alpha[height - band_rows :] >= PERSON
     is_skin = np.zeros_like(person) if skin is None else skin.mask(band)
     cloth = person & ~is_skin
-    low = _cloth_colours(band, cloth, sigma=GRAIN_SIGMA)  # (W, 3)
+    sigma = GRAIN_SIGMA if face_width is None else max(GRAIN_SIGMA, CLOTH_SIGMA_FACE * face_width)
+    feather = FEATHER_ROWS if face_width is None else max(FEATHER_ROWS, FEATHER_FACE * face_width)
+    low = _cloth_colours(band, cloth, sigma=sigma)  # (W, 3)
     grain = _grain(band, cloth)[_mirrored_rows(rows_below, band_rows)]  # (rows_below, W, 3)
-    # the seam: start from the last rows' own colours (smoothed the same way), turn to the strip's
+    # the seam: start from the last rows' own colours (a cut neck's skin too), turn to the clothing's
     start = _cloth_colours(band[-4:], np.ones((min(4, band_rows), width), bool), sigma=GRAIN_SIGMA)
-    blend = np.clip((i - 1.0) / FEATHER_ROWS, 0.0, 1.0)[:, :, None]
+    blend = np.clip((i - 1.0) / feather, 0.0, 1.0)[:, :, None]
+    blend = blend * blend * (3.0 - 2.0 * blend)  # smoothstep: no kink where the turn ends
     colours = start[None] * (1.0 - blend) + low[None] * blend + grain
-    # a neck cut by the edge: a V of skin closing below it (a neckline), nowhere else skin
-    neck = is_skin[-1] & person[-1]
-    if neck.any() and face_width is not None:
-        columns = np.flatnonzero(neck)
-        centre, half = (columns[0] + columns[-1]) / 2.0, (columns[-1] - columns[0] + 1) / 2.0
-        depth = max(1.0, NECKLINE_ROWS * face_width)
-        open_half = half * np.clip(1.0 - (i - 1.0) / depth, 0.0, 1.0)  # (rows, 1)
-        in_v = np.abs(xs - centre) <= open_half
-        neck_rows = band[_mirrored_rows(rows_below, band_rows)].astype(np.float32)  # the neck runs on as itself
-        colours = np.where(in_v[:, :, None], neck_rows, colours)
     ext_fg = np.clip(colours + 0.5, 0, 255).astype(np.uint8)
     # follow the outline's widening: each new row reads its colours through the same column map
     ext_fg = cv2.remap(np.ascontiguousarray(ext_fg), map_x, np.broadcast_to(np.arange(rows_below, dtype=np.float32)[:, None],

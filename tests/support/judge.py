@@ -176,8 +176,10 @@ def pose_consistency(detector, photos: dict[str, np.ndarray]) -> dict[str, objec
     # face's own asymmetry). On the portraits labelled frontal by eye, the mirror-averaged yaw
     # ((photo - mirror) / 2: the reading's noise halved, the bias kept) is the true small yaw plus
     # that bias; its spread bounds the bias. The yaw uncertainty is twice the root sum of squares.
+    # Pitch the same (issue 23: the nose's depth and the mouth's place differ from face to face, and a
+    # smile lifts the mouth corners the estimate reads; the mirror sees none of it).
     frontal = {p.name for p in PORTRAITS if p.expect == "photo"}
-    for axis in ("yaw",):
+    for axis in ("yaw", "pitch"):
         averaged = [(row[axis][0] + row[axis][1]) / 2.0 for name, row in per_photo.items() if name in frontal]
         if len(averaged) > 1:
             bias = float(np.std(averaged, ddof=1))
