@@ -45,6 +45,9 @@ class Admission(Protocol):
 
     def describe(self) -> dict[str, object]: ...
 
+    def lanes_opened(self, threads: int) -> None:
+        """This worker's wide lanes are open (`threads` intra-op threads): a lone inference may take them."""
+
 
 class Unlimited:
     """Admission outside gunicorn (the CLI, the Flask test client): every request runs at once."""
@@ -55,6 +58,9 @@ class Unlimited:
 
     def describe(self) -> dict[str, object]:
         return {}
+
+    def lanes_opened(self, threads: int) -> None:
+        return None
 
 
 class StartupCount(Protocol):
@@ -150,6 +156,7 @@ class Service:
         opened = sessions.open_wide_lanes(self.wide_threads)
         if opened:
             log.info("worker %d: wide lanes of %d threads for %s", os.getpid(), self.wide_threads, ",".join(opened))
+            self.admission.lanes_opened(self.wide_threads)  # in lazy mode too, where they open with the models
         return opened
 
     @property

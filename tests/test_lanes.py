@@ -78,6 +78,16 @@ def test_a_lone_request_takes_the_wide_lane_and_a_concurrent_one_the_narrow(
         assert (wide, narrow) == (3.0, 1.0)  # warm-up not counted
 
 
+def test_lazy_mode_opens_the_wide_lane_with_its_models(running_server: RunningServer, astronaut_jpeg: bytes) -> None:
+    """PRELOAD_MODELS=false: the models, and their wide lanes, open in the worker after the fork;
+    a lone request takes the wide lane once they are open (it stayed narrow while the gate heard of
+    lanes only at the fork, when a lazy worker has none)."""
+    with running_server(WORKERS="1", LONE_REQUEST_THREADS="2", PRELOAD_MODELS="false") as server:
+        cutout(server, astronaut_jpeg)  # loads and warms if the readiness probe has not yet
+        assert lane_of(cutout(server, astronaut_jpeg)) == "wide"
+        assert server.get("/readyz").json()["worker"]["lanes"]["wide_threads"] == 2
+
+
 def test_one_thread_means_no_wide_session(running_server: RunningServer, astronaut_jpeg: bytes) -> None:
     with running_server(WORKERS="1", LONE_REQUEST_THREADS="1") as server:
         assert server.get("/readyz").json()["worker"]["lanes"]["wide_threads"] == 0

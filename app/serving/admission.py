@@ -166,6 +166,10 @@ class InferenceGate:
     def waiting(self) -> int:
         return self._waiting
 
+    def lanes_opened(self, threads: int) -> None:
+        """The worker's wide lanes are open: a lone inference takes them from now on."""
+        self.wide_threads = threads
+
     def describe(self) -> dict[str, object]:
         """This worker's admission and memory state, for /readyz."""
         return {

@@ -142,8 +142,7 @@ def post_fork(server: Arbiter, worker: Worker) -> None:
     # the wide lanes' thread pools cannot cross a fork: each worker opens its own (now for the
     # models the master loaded, in lazy mode when its models load)
     service.wide_threads = settings.lone_request_threads
-    opened = service.open_wide_lanes()
-    service.admission.wide_threads = settings.lone_request_threads if opened else 0  # type: ignore[attr-defined]
+    service.open_wide_lanes()  # tells the worker's gate (lanes_opened) when it opens any
 
 
 def post_worker_init(worker: Worker) -> None:
