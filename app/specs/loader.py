@@ -39,6 +39,13 @@ reading. File rules: `min_px`/`max_px` ([width, height]), `min_file_size`/`max_f
 ("50 KB", "10 MB": 1 MB = 1024 KB), `file_source`. Pose (optional, else ISO/IEC 19794-5's
 tolerances): `[specs.X.pose]` with `max_yaw_deg`, `max_pitch_deg`, `max_roll_deg` and `source`.
 
+Edits (required): `[specs.X.edits]` gives each of `crop_scale`, `level`, `replace_background`,
+`extend_canvas` and `adjust_tone` as `{ policy = "allowed" | "forbidden", source = "key" }` (the
+authority's words), `{ policy = "silent", apply = true | false, note = "..." }` (the authority does
+not address it: what we do, and why; a `source` may give its general words), or
+`{ policy = "no_authority", note = "..." }` (no authority stands behind the spec). See
+`model.EditPolicy`.
+
 A variant says `extends = "base-id"`: the base's table, with the variant's keys merged over it
 (tables key by key, any other value replaced). `aliases = ["old-id"]` lets `get_spec` answer to
 another id (not inherited). `order.toml` lists every spec id once, in the order of
@@ -55,6 +62,9 @@ from typing import Any
 
 from .model import (
     DEFAULT_PREFIX,
+    EDIT_OPERATIONS,
+    POLICIES,
+    EditPolicy,
     HORIZONTAL_RULES,
     MM_PER_INCH,
     PILOTLIGHT_URL,
@@ -74,7 +84,9 @@ BAND_KEYS = frozenset({"low", "high", "nominal", "tolerance", "source", "low_sou
 POSE_KEYS = frozenset({"max_yaw_deg", "max_pitch_deg", "max_roll_deg", "source"})
 FILE_KEYS = ("min_px", "max_px", "min_file_size", "max_file_size", "file_source")
 REQUIRED_SPEC_KEYS = ("name", "country", "width", "height", "dpi", "size_source", "backgrounds", "citation")
-SPEC_KEYS = frozenset({"extends", "aliases", "crown", "head_width_of", "mouth_closed", "pose", *REQUIRED_SPEC_KEYS, *FILE_KEYS, *RULE_NAMES})
+SPEC_KEYS = frozenset({"extends", "aliases", "crown", "head_width_of", "mouth_closed", "pose", "edits", *REQUIRED_SPEC_KEYS,
+                       *FILE_KEYS, *RULE_NAMES})
+EDIT_KEYS = frozenset({"policy", "source", "apply", "note"})
 SIZE_UNITS = ("mm", "cm", "in", "px")
 BAND_UNITS = ("mm", "cm", "in", "%", "px")
 FILE_UNITS = {"KB": 1, "kB": 1, "MB": 1024}
@@ -171,6 +183,14 @@ def _check_keys(where: str, table: dict[str, Any], allowed: frozenset[str]) -> N
             if not isinstance(value, dict):
                 raise SpecDataError(f"{where}.{name}: must be a table")
             _check_keys(f"{where}.{name}", value, BAND_KEYS if name in RULE_NAMES else POSE_KEYS)
+        if name == "edits":
+            if not isinstance(value, dict):
+                raise SpecDataError(f"{where}.edits: must be a table")
+            _check_keys(f"{where}.edits", value, frozenset(EDIT_OPERATIONS))
+            for operation, entry in value.items():
+                if not isinstance(entry, dict):
+                    raise SpecDataError(f"{where}.edits.{operation}: must be a table")
+                _check_keys(f"{where}.edits.{operation}", entry, EDIT_KEYS)
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -299,6 +319,37 @@ def _frame(where: str, table: dict[str, Any]) -> _Frame:
     return _Frame(width_mm, height_mm, mm_to_px(width_mm, dpi), mm_to_px(height_mm, dpi), dpi, width_unit == "px")
 
 
+def _edits(where: str, table: dict[str, Any], sources: dict[str, Source]) -> dict[str, EditPolicy]:
+    """The spec's `edits` table: every operation, each with its policy (and source where the
+    authority speaks); `apply` follows from "allowed", "forbidden" and "no_authority", and must be
+    given for "silent"."""
+    missing = [operation for operation in EDIT_OPERATIONS if operation not in table]
+    if missing:
+        raise SpecDataError(f"{where}: missing {', '.join(missing)} (every operation says allowed, forbidden, silent "
+                            "or no_authority)")
+    edits = {}
+    for operation in EDIT_OPERATIONS:
+        entry = table[operation]
+        here = f"{where}.{operation}"
+        policy = entry.get("policy")
+        if policy not in POLICIES:
+            raise SpecDataError(f"{here}.policy: must be one of {', '.join(POLICIES)}, not {policy!r}")
+        implied = {"allowed": True, "forbidden": False, "no_authority": True}.get(policy)
+        apply = entry.get("apply", implied)
+        if not isinstance(apply, bool):
+            raise SpecDataError(f"{here}: a silent policy says apply = true or false (what a careful studio does)")
+        if implied is not None and apply != implied:
+            raise SpecDataError(f"{here}: an {policy} edit is {'always' if implied else 'never'} applied; drop apply")
+        key = entry.get("source")
+        source = None if key is None else _ref(f"{here}.source", key, sources)
+        try:
+            edits[operation] = EditPolicy(operation, policy, apply, source=source, source_key=key,
+                                          note=entry.get("note", ""))
+        except ValueError as error:
+            raise SpecDataError(f"{here}: {str(error).removeprefix(f'{operation}: ')}") from None
+    return edits
+
+
 def _kb(where: str, text: object) -> int:
     number, unit = _quantity(where, text, tuple(FILE_UNITS))
     kb = number * FILE_UNITS[unit]
@@ -334,6 +385,9 @@ def _spec(spec_id: str, file: str, table: dict[str, Any], sources: dict[str, Sou
         "file_source": _ref(f"{where}.file_source", table["file_source"], sources) if "file_source" in table else None,
     }
     size_source = _ref(f"{where}.size_source", table["size_source"], sources)
+    if "edits" not in table:
+        raise SpecDataError(f"{where}: missing edits (what its authority says of each edit: {', '.join(EDIT_OPERATIONS)})")
+    edits = _edits(f"{where}.edits", table["edits"], sources)
     try:
         rules = Rules(
             **bands,  # type: ignore[arg-type]
@@ -358,6 +412,7 @@ def _spec(spec_id: str, file: str, table: dict[str, Any], sources: dict[str, Sou
             source=table["citation"],
             rules=rules,
             size_source=size_source,
+            edits=edits,
             **file_rules,  # type: ignore[arg-type]
         )
     except (ValueError, TypeError) as error:  # PhotoSpec's own messages start with the id

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 MM_PER_INCH = 25.4
@@ -362,6 +362,100 @@ class Rules:
         )
 
 
+# --- edits: what the authority says of changing a photo --------------------------------------
+#
+# What each spec's authority says about editing a photo, and what pilotlight does by default.
+#
+# Formatting, not fabrication: most authorities refuse a photo that software has changed. For each of
+# five operations a spec records the authority's answer with its words (`Source`), or says that the
+# authority does not address it (and what a careful studio does then), or that no authority stands
+# behind the spec at all (the CV photo, plain print sizes, a custom size):
+#
+# - `crop_scale`: selecting and resizing photographed pixels;
+# - `level`: in-plane rotation of the photographed pixels;
+# - `replace_background`: the person cut out and put on a new background;
+# - `extend_canvas`: pixels beyond the photographed frame (background and clothing painted in);
+# - `adjust_tone`: brightness, contrast or colour.
+#
+# `apply` is what the ID photo pipeline does when the request does not ask otherwise: an allowed
+# edit (or one no authority governs) is applied, a forbidden one never is, and a silent one as the
+# data's `apply` says. A request may still ask for a forbidden edit (`background=white` on a spec
+# that forbids replacing it): the photo is made and its report fails with an "edit" line.
+
+KEEP_BACKGROUND = "keep"  # background=keep: the photographed background, cropped with the person
+EDIT_OPERATIONS = ("crop_scale", "level", "replace_background", "extend_canvas", "adjust_tone")
+POLICIES = ("allowed", "forbidden", "silent", "no_authority")
+OPERATION_WORDS = {
+    "crop_scale": "cropping and scaling the photo",
+    "level": "straightening (rotating) the photo",
+    "replace_background": "replacing the background",
+    "extend_canvas": "painting in background and clothing beyond the photographed frame",
+    "adjust_tone": "changing brightness, contrast or colour",
+}
+
+
+@dataclass(frozen=True)
+class EditPolicy:
+    """One operation of one spec.
+
+    `policy`: "allowed" or "forbidden" (each with the authority's `source`), "silent" (the authority
+    does not address it; `source` may give its general words, `note` says what we chose and why),
+    or "no_authority" (no authority stands behind the spec). `apply`: whether the pipeline applies
+    the operation by default. `source_key`: the source's key in the spec data, for reports.
+    """
+
+    operation: str
+    policy: str
+    apply: bool
+    source: Source | None = None
+    source_key: str | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.operation not in EDIT_OPERATIONS:
+            raise ValueError(f"unknown edit operation {self.operation!r} (one of {', '.join(EDIT_OPERATIONS)})")
+        if self.policy not in POLICIES:
+            raise ValueError(f"{self.operation}: policy must be one of {', '.join(POLICIES)}, not {self.policy!r}")
+        if self.policy in ("allowed", "forbidden") and self.source is None:
+            raise ValueError(f"{self.operation}: an {self.policy} edit needs the authority's source")
+        if self.policy == "no_authority" and self.source is not None:
+            raise ValueError(f"{self.operation}: no_authority takes no source")
+        if self.policy == "forbidden" and self.apply:
+            raise ValueError(f"{self.operation}: a forbidden edit is never applied by default")
+        if self.policy in ("allowed", "no_authority") and not self.apply:
+            raise ValueError(f"{self.operation}: an {self.policy} edit is applied (apply = true)")
+        if self.policy == "silent" and not self.note.strip():
+            raise ValueError(f"{self.operation}: a silent policy needs a note saying what we chose and why")
+        if (self.source is None) != (self.source_key is None):
+            raise ValueError(f"{self.operation}: source and source_key go together")
+
+    @property
+    def allowed(self) -> bool | None:
+        """True or False where the authority says so; None where it is silent or there is none."""
+        return {"allowed": True, "forbidden": False}.get(self.policy)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"operation": self.operation, "policy": self.policy, "allowed": self.allowed, "apply": self.apply,
+                "source": self.source_key, "note": self.note,
+                "source_detail": None if self.source is None else self.source.to_dict()}
+
+
+NO_AUTHORITY_NOTE = "No authority stands behind this format: the edit is applied on request."
+
+
+def no_authority() -> dict[str, EditPolicy]:
+    """Every operation applied: the policy of a spec no authority stands behind (a custom size)."""
+    return {operation: EditPolicy(operation, "no_authority", True, note=NO_AUTHORITY_NOTE) for operation in EDIT_OPERATIONS}
+
+
+def edit_policy_from_dict(data: dict[str, Any]) -> EditPolicy:
+    """The inverse of EditPolicy.to_dict."""
+    detail = data.get("source_detail")
+    return EditPolicy(operation=data["operation"], policy=data["policy"], apply=data["apply"],
+                      source=None if detail is None else Source.from_dict(detail), source_key=data["source"],
+                      note=data.get("note", ""))
+
+
 # --- the spec ---------------------------------------------------------------------------------
 
 
@@ -403,6 +497,8 @@ class PhotoSpec:
     min_kb: int | None = None
     file_source: Source | None = None
     size_source: Source | None = None  # where width_mm x height_mm (or the pixel size) comes from
+    # operation -> what the authority says of it (EDIT_OPERATIONS, every one); default: no authority
+    edits: dict[str, EditPolicy] = field(default_factory=no_authority)
 
     def __post_init__(self) -> None:
         if not (isinstance(self.id, str) and _SLUG_RE.fullmatch(self.id)):
@@ -437,6 +533,14 @@ class PhotoSpec:
             raise ValueError(f"{self.id}: min_kb must be below max_kb")
         self._check_rules()
         self._check_pixel_window()
+        self._check_edits()
+
+    def _check_edits(self) -> None:
+        if not isinstance(self.edits, dict) or set(self.edits) != set(EDIT_OPERATIONS):
+            raise ValueError(f"{self.id}: edits must give every operation ({', '.join(EDIT_OPERATIONS)})")
+        for operation, policy in self.edits.items():
+            if not (isinstance(policy, EditPolicy) and policy.operation == operation):
+                raise ValueError(f"{self.id}: edits.{operation} must be the EditPolicy of {operation}")
 
     def _check_rules(self) -> None:
         if not isinstance(self.rules, Rules):
@@ -473,7 +577,17 @@ class PhotoSpec:
 
     @property
     def default_background(self) -> str:
-        return self.backgrounds[0]
+        """"keep" (the photographed background, judged) where the spec does not replace it by
+        default (its authority forbids it, or is silent and we keep it), else the first colour."""
+        return self.backgrounds[0] if self.edits["replace_background"].apply else KEEP_BACKGROUND
+
+    @property
+    def background_colours(self) -> dict[str, RGB]:
+        """The allowed backgrounds' colours, by name."""
+        return {name: BACKGROUND_COLOURS[name] for name in self.backgrounds}
+
+    def edit(self, operation: str) -> EditPolicy:
+        return self.edits[operation]
 
     def sources(self) -> list[Source]:
         """Every source this spec's numbers come from (rules, pose, file rules)."""
@@ -514,6 +628,7 @@ class PhotoSpec:
             "size_source": None if self.size_source is None else self.size_source.to_dict(),
             "source": self.source,
             "rules": self.rules.to_dict(width_mm=self.width_mm, height_mm=self.height_mm),
+            "edits": {operation: policy.to_dict() for operation, policy in self.edits.items()},
         }
 
     @classmethod
@@ -544,6 +659,7 @@ class PhotoSpec:
             min_kb=data["min_kb"],
             file_source=None if data["file_source"] is None else Source.from_dict(data["file_source"]),
             size_source=None if data["size_source"] is None else Source.from_dict(data["size_source"]),
+            edits={operation: edit_policy_from_dict(policy) for operation, policy in data["edits"].items()},
         )
 
 
@@ -564,6 +680,13 @@ def _normalise_colour_name(text: str) -> str:
 
 def _preview(value: str, limit: int = 32) -> str:
     return repr(value if len(value) <= limit else value[:limit] + "...")
+
+
+def parse_background(value: str) -> RGB | None:
+    """An ID photo's background: None for "keep" (the photographed one), else `parse_colour`."""
+    if isinstance(value, str) and value.strip().lower() == KEEP_BACKGROUND:
+        return None
+    return parse_colour(value)
 
 
 def parse_colour(value: str) -> RGB:
