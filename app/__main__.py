@@ -18,7 +18,7 @@ from .imaging.sheet import get_paper
 from .models.registry import ModelFileError, Registry
 from .models.sessions import resolve_providers
 from .pipelines.idphoto import IdPhotoOptions, make_id_photo, print_sheet
-from .specs import SPECS, get_spec, parse_colour
+from .specs import SPECS, get_spec, parse_background
 from .timings import Timings
 
 log = logging.getLogger("app")
@@ -31,7 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     idp.add_argument("inputs", nargs="+", type=Path, help="portrait files (JPEG, PNG, WebP)")
     idp.add_argument("--spec", required=True, help=f"photo spec id ({', '.join(SPECS)})")
     idp.add_argument("--out", required=True, type=Path, help="output folder (created if missing)")
-    idp.add_argument("--background", help="colour name or #rrggbb (default: the spec's)")
+    idp.add_argument("--background", help="keep (the photographed one, judged), a colour name or #rrggbb (default: the spec's)")
     idp.add_argument("--gradient", action="store_true", help="a vertical gradient background instead of a solid one")
     idp.add_argument("--format", choices=("jpeg", "png"), default="jpeg")
     idp.add_argument("--max-kb", type=int, help="JPEG size limit in KB")
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = Settings.from_env()
         spec = get_spec(args.spec)
-        background = parse_colour(args.background or spec.default_background)
+        background = parse_background(args.background or spec.default_background)
         paper = get_paper(args.sheet) if args.sheet else None
     except (ConfigError, KeyError, ValueError) as exc:
         log.error("%s", exc.args[0] if exc.args else exc)

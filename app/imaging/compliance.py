@@ -7,7 +7,7 @@ the output), never the numbers the pipeline aimed for.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -26,6 +26,8 @@ from .placement import (
     skull_top,
 )
 from . import expression
+from .backdrop import Backdrop, chroma_of, colour_distance, measure_backdrop
+from ..specs import OPERATION_WORDS, EditPolicy
 from .pose import UNCERTAINTY_DEG, Pose, estimate_pose, judge
 
 MAX_BACKGROUND_STD = 6.0  # per channel, across each row of pure background
@@ -265,6 +267,127 @@ def resolution_check(*, input_eye_distance_px: float, output_eye_distance_px: fl
                  advice=advice, broken_by=None if passed else MIN_EYE_DISTANCE_PX - input_eye_distance_px)
 
 
+# --- the photographed background (kept, not replaced) -------------------------------------------
+# Thresholds calibrated on the portrait corpus labelled by eye by background (tests/support/corpus.py,
+# `background`), measured by `python -m bench.idphoto --backgrounds`, which prints each measure per label.
+MAX_TEXTURE = 3.0  # luminance levels of fine detail (a patch's, at the 90th percentile): plain walls 0.5-2.9
+MAX_UNEVENNESS = 30.0  # luminance levels between the wall's darkest and lightest 5 %: a gradient, a hot spot
+MAX_SHADOW = 0.12  # the band beside the head this much darker than the wall further away
+MAX_CLUTTER = 0.03  # share of the background where the segmentation sees something
+# colour: the wall's median against the nearest allowed colour, in CIELAB (OpenCV 8-bit): a wall
+# photographs darker than its paint, so lightness may fall short by MAX_DARKER (and exceed by
+# MAX_LIGHTER); its hue (the a-b distance) may differ by HUE_TOLERANCE plus HUE_SHARE of the
+# colour's own chroma (exposure and white balance move a saturated colour further: a blue backdrop
+# reads 28 from the nominal blue, a pale blue one 15 from white)
+HUE_TOLERANCE = 10.0
+HUE_SHARE = 0.4
+MAX_DARKER = 70.0
+MAX_LIGHTER = 40.0
+WALL_ADVICE = "Stand in front of a plain {colour} wall, a step away from it, lit evenly from the front"
+
+
+def _wall_advice(allowed: dict[str, tuple[int, int, int]]) -> str:
+    names = " or ".join(name.replace("-", " ") for name in allowed)
+    return WALL_ADVICE.format(colour=names)
+
+
+def photographed_background_checks(backdrop: Backdrop | None, *, allowed: dict[str, tuple[int, int, int]],
+                                   other_faces: int) -> list[Check]:
+    """The lines on a kept background: plain (texture), even (light), of an allowed colour, no
+    shadow beside the head, nothing and nobody else in it (`other_faces`: people found on the
+    output besides the one)."""
+    advice = _wall_advice(allowed)
+    if backdrop is None:
+        return [Check("background_uniformity", None, "visible background", False,
+                      advice=f"Too little background shows to judge it. {advice}.")]
+    plain = backdrop.texture <= MAX_TEXTURE
+    even = backdrop.unevenness <= MAX_UNEVENNESS
+    def miss(rgb: tuple[int, int, int]) -> tuple[float, float, float]:
+        lightness, hue = colour_distance(backdrop.lab, rgb)
+        tolerance = HUE_TOLERANCE + HUE_SHARE * chroma_of(rgb)
+        return max(0.0, hue - tolerance) + max(0.0, -lightness - MAX_DARKER, lightness - MAX_LIGHTER), lightness, hue
+
+    name = min(allowed, key=lambda colour: miss(allowed[colour])[0])
+    off, lightness, hue = miss(allowed[name])
+    coloured = off == 0.0
+    shadowless = backdrop.shadow <= MAX_SHADOW
+    clear = backdrop.clutter <= MAX_CLUTTER and other_faces == 0
+    colours = " or ".join(allowed)
+    return [
+        Check("background_uniformity", round(backdrop.texture, 2), f"<= {MAX_TEXTURE:g} (fine detail on the wall, "
+              "luminance levels): plain, no texture, pattern or scene", plain,
+              advice=None if plain else f"The background is not plain: something is on it or behind you. {advice}.",
+              broken_by=None if plain else backdrop.texture - MAX_TEXTURE),
+        Check("background_even", round(backdrop.unevenness, 1), f"<= {MAX_UNEVENNESS:g} (light across the wall, "
+              "luminance levels, 5th to 95th percentile): no gradient", even,
+              advice=None if even else f"The background is lit unevenly. {advice}.",
+              broken_by=None if even else backdrop.unevenness - MAX_UNEVENNESS),
+        Check("background_colour", {"nearest": name, "lightness": round(lightness, 1), "hue": round(hue, 1)},
+              f"{colours}: hue within {HUE_TOLERANCE:g} + {HUE_SHARE:g} x the colour's chroma, lightness {-MAX_DARKER:g} "
+              f"to +{MAX_LIGHTER:g} (CIELAB, 8-bit)",
+              coloured, advice=None if coloured else f"The background is not {colours}. {advice}."),
+        Check("background_shadow", round(backdrop.shadow, 3), f"<= {MAX_SHADOW:g} (the wall beside the head darker "
+              "than the wall further away)", shadowless,
+              advice=None if shadowless else f"Your shadow falls on the wall. {advice}.",
+              broken_by=None if shadowless else backdrop.shadow - MAX_SHADOW),
+        Check("background_clear", {"clutter": round(backdrop.clutter, 3), "other_faces": other_faces},
+              f"<= {MAX_CLUTTER:g} of the background holds something, and no other face", clear,
+              advice=None if clear else f"Someone or something else is behind you. {advice}, alone."),
+    ]
+
+
+INSTEAD = {
+    "crop_scale": "have the photo taken at the required size",
+    "level": "hold your head level when the photo is taken",
+    "replace_background": "keep your own background (background=keep) and take the photo in front of a plain wall of "
+                          "an allowed colour, a step away from it, lit from the front",
+    "extend_canvas": "take the photo from a step further away, with your shoulders in view, or send the uncropped "
+                     "original",
+    "adjust_tone": "take the photo in even, bright light",
+}
+
+
+def edit_checks(applied: list[EditPolicy]) -> list[Check]:
+    """One failing line of kind "edit" per applied operation the spec's authority forbids, with
+    its words and what to do instead."""
+    out = []
+    for policy in applied:
+        if policy.policy != "forbidden" or policy.source is None:
+            continue
+        source = policy.source
+        out.append(Check(f"edit_{policy.operation}", "applied", f"not allowed: {source.title}", False, kind="edit",
+                         advice=f"The authority refuses {OPERATION_WORDS[policy.operation]}: \u201c{source.quote}\u201d "
+                                f"({source.url}). Instead, {INSTEAD[policy.operation]}."))
+    return out
+
+
+FRAME_ADVICE = "take the photo from a step further away, with your shoulders in view, or send the uncropped original"
+EDGE_WORDS = {"top": "above the head", "bottom": "below", "left": "at the left", "right": "at the right"}
+
+
+def missing_words(missing_mm: dict[str, float]) -> str:
+    return ", ".join(f"{mm:.1f} mm {EDGE_WORDS[edge]}" for edge, mm in missing_mm.items())
+
+
+def frame_check(missing_mm: dict[str, float]) -> Check | None:
+    """Where the canvas was not extended and the photo does not reach the frame the rules aimed
+    for: an information line with the mm missing per edge (the head then sits where the photo
+    allows, and the rule lines judge that). None where nothing is missing."""
+    if not missing_mm:
+        return None
+    return Check("photographed_frame", dict(missing_mm), "information: nothing painted in", None, unit="mm", kind="info",
+                 advice=f"The photo does not reach as far as the placement wanted ({missing_words(missing_mm)} of the "
+                        "print), and nothing is painted in: the head sits where the photo allows.")
+
+
+def short_of_frame(checks: list[Check], missing_mm: dict[str, float]) -> list[Check]:
+    """The failed rule lines, where the photo fell short of the frame, saying by how much and what to do."""
+    if not missing_mm:
+        return checks
+    tail = f" The photo is short of the frame ({missing_words(missing_mm)} of the print): {FRAME_ADVICE}."
+    return [replace(check, advice=(check.advice or "") + tail) if check.passed is False else check for check in checks]
+
+
 def extension_check(extended_mm: dict[str, float]) -> Check:
     if not extended_mm:
         return Check("canvas_extended", {}, "information", None, unit="mm", kind="info")
@@ -334,9 +457,13 @@ def report(
     expected_dpi: int,
     rules: Any,
     size_mm: tuple[float, float],
-    background: tuple[int, int, int],
+    background: tuple[int, int, int] | None,
     gradient: bool,
     extended_mm: dict[str, float] | None = None,
+    missing_mm: dict[str, float] | None = None,
+    allowed_backgrounds: dict[str, tuple[int, int, int]] | None = None,
+    others_alpha: np.ndarray | None = None,
+    applied: list[EditPolicy] | None = None,
     input_eye_distance_px: float | None = None,
     extra: list[Check] | None = None,
     mouth_judged: bool = False,
@@ -353,7 +480,10 @@ def report(
     the one face's menton (x, y) px as the dense landmarks read it on the output, where they ran;
     `head_pose` the head's yaw and pitch as read on the original (the same head at a higher
     resolution, read once for every spec), where the output's own reading gives only the roll left
-    after levelling.
+    after levelling. `background` None: the photographed background was kept, and is judged against
+    `allowed_backgrounds` with `others_alpha` (the raw segmentation warped to the output: what else
+    is salient behind the person). `missing_mm`: how far the photo falls short of the frame where
+    the canvas may not be extended. `applied`: the edits made, as the spec's policies.
     """
     height, width = rgb.shape[:2]
     checks = [
@@ -372,7 +502,7 @@ def report(
         crown_meaning = str(getattr(rules, "crown", "hair"))
         values = measure_output(alpha, landmarks, box, size_mm=size_mm, width_of=width_of, crown_meaning=crown_meaning,
                                 chin=chin)
-        checks.extend(rule_checks(values, rules, crown_meaning=crown_meaning))
+        checks.extend(short_of_frame(rule_checks(values, rules, crown_meaning=crown_meaning), missing_mm or {}))
         seen = estimate_pose(landmarks)
         pose = seen if head_pose is None else Pose(yaw=head_pose.yaw, pitch=head_pose.pitch, roll=seen.roll)
         checks.extend(pose_checks(pose, rules))
@@ -380,7 +510,17 @@ def report(
             checks.append(resolution_check(input_eye_distance_px=input_eye_distance_px,
                                            output_eye_distance_px=float(np.hypot(*(landmarks[1] - landmarks[0])))))
     checks.extend(extra or [])
-    checks.extend(background_checks(rgb, alpha, colour=background, gradient=gradient))
+    if background is None:
+        chin_y = None if len(faces) != 1 else (float(chin[1]) if chin is not None else chin_from_landmarks(faces[0][1]))
+        backdrop = measure_backdrop(rgb, alpha, alpha if others_alpha is None else others_alpha, chin_y=chin_y)
+        checks.extend(photographed_background_checks(backdrop, allowed=allowed_backgrounds or {"white": (255, 255, 255)},
+                                                     other_faces=max(0, len(faces) - 1)))
+    else:
+        checks.extend(background_checks(rgb, alpha, colour=background, gradient=gradient))
+    frame = frame_check(missing_mm or {})
+    if frame is not None:
+        checks.append(frame)
     checks.append(extension_check(extended_mm or {}))
+    checks.extend(edit_checks(applied or []))
     checks.extend(not_checked(mouth_judged=mouth_judged, eyes_judged=eyes_judged))
     return checks

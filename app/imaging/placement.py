@@ -818,11 +818,7 @@ class Extension:
 def needed_extension(placement: Placement, shape: tuple[int, int]) -> Extension:
     """How far the output reaches beyond each edge of an input of `shape` (H, W), px (+BICUBIC_REACH)."""
     height, width = shape
-    a, b, c, d, e, f = placement.output_to_input()
-    w_out, h_out = placement.size
-    corners = np.array([[0, 0], [w_out, 0], [0, h_out], [w_out, h_out]], dtype=np.float64)
-    xs = a * corners[:, 0] + b * corners[:, 1] + c
-    ys = d * corners[:, 0] + e * corners[:, 1] + f
+    xs, ys = _frame_corners(placement)
 
     def beyond(value: float) -> int:
         return int(math.ceil(value)) + BICUBIC_REACH if value > 0 else 0
@@ -830,6 +826,52 @@ def needed_extension(placement: Placement, shape: tuple[int, int]) -> Extension:
     return Extension(
         left=beyond(-xs.min()), top=beyond(-ys.min()), right=beyond(xs.max() - width), bottom=beyond(ys.max() - height)
     )
+
+
+FIT_STEPS = 12  # fit_inside's passes: a zoom, then shifts (a rotated frame may need a second zoom)
+
+
+def _frame_corners(placement: Placement) -> tuple[np.ndarray, np.ndarray]:
+    """The output's four corners in input px: (xs, ys)."""
+    a, b, c, d, e, f = placement.output_to_input()
+    w_out, h_out = placement.size
+    corners = np.array([[0, 0], [w_out, 0], [0, h_out], [w_out, h_out]], dtype=np.float64)
+    return a * corners[:, 0] + b * corners[:, 1] + c, d * corners[:, 0] + e * corners[:, 1] + f
+
+
+def fit_inside(placement: Placement, shape: tuple[int, int]) -> Placement:
+    """The placement moved, and where the frame is larger than the photo enlarged about its centre,
+    so that the output samples photographed pixels only (BICUBIC_REACH px clear of every edge of an
+    input of `shape` (H, W)). Formatting, not fabrication: where the spec forbids extending the
+    canvas, the head then sits where the photo lets it, and the rules judge that. The solver's
+    figures (`predicted`, `broken`, `margin_mm`) no longer describe it and are cleared."""
+    height, width = shape
+    low, high_x, high_y = BICUBIC_REACH, width - BICUBIC_REACH, height - BICUBIC_REACH
+    theta = math.radians(placement.roll_deg)
+    cos, sin = math.cos(theta), math.sin(theta)
+    fitted = placement
+    for _ in range(FIT_STEPS):
+        xs, ys = _frame_corners(fitted)
+        zoom = max((xs.max() - xs.min()) / max(1.0, high_x - low), (ys.max() - ys.min()) / max(1.0, high_y - low))
+        if zoom > 1.0:
+            # enlarge about the frame's centre (upright px): the same centre, a smaller frame
+            half_w, half_h = fitted.size[0] / 2.0 / fitted.scale, fitted.size[1] / 2.0 / fitted.scale
+            centre = (fitted.origin[0] + half_w, fitted.origin[1] + half_h)
+            scale = fitted.scale * zoom * (1.0 + 1e-6)
+            fitted = replace(fitted, scale=scale, origin=(centre[0] - half_w * fitted.scale / scale,
+                                                          centre[1] - half_h * fitted.scale / scale))
+            continue
+        dx = max(0.0, low - xs.min()) - max(0.0, xs.max() - high_x)
+        dy = max(0.0, low - ys.min()) - max(0.0, ys.max() - high_y)
+        if abs(dx) < 1e-6 and abs(dy) < 1e-6:
+            break
+        # an input-frame shift is the upright shift rotated by the roll: undo the rotation
+        ux, uy = cos * dx + sin * dy, -sin * dx + cos * dy
+        fitted = replace(fitted, origin=(fitted.origin[0] + ux * (1 + 1e-6), fitted.origin[1] + uy * (1 + 1e-6)))
+    if fitted is placement:
+        return placement
+    return replace(fitted, head_ratio=placement.head_ratio * fitted.scale / placement.scale, predicted={}, broken={},
+                   margin_mm=-math.inf, binding=None)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from ..imaging.placement import (
     PlacementError,
     extend,
     eye_midpoint,
+    fit_inside,
     head_cut_edge,
     keep_person,
     lighter,
@@ -60,7 +61,7 @@ JPEG_QUALITY_MIN = 25
 @dataclass(frozen=True)
 class IdPhotoOptions:
     spec: PhotoSpec
-    background: tuple[int, int, int]
+    background: tuple[int, int, int] | None  # the new background's colour; None: keep the photographed one
     gradient: bool = False
     fmt: Literal["jpeg", "png"] = "jpeg"
     dpi: int | None = None  # default: the spec's
@@ -71,6 +72,21 @@ class IdPhotoOptions:
     @property
     def output_dpi(self) -> int:
         return self.dpi or self.spec.dpi
+
+    @property
+    def keep_background(self) -> bool:
+        return self.background is None
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Where the output lies on the input: the placement, the extension it is drawn on (px beyond
+    each edge of the input), and, where the canvas may not be extended, how far (mm of the print,
+    per edge) the photo falls short of the frame the rules wanted."""
+
+    placement: Placement
+    extension: Extension
+    missing_mm: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -84,6 +100,8 @@ class IdPhoto:
     checks: list[compliance.Check]
     jpeg_quality: int | None
     extended_mm: dict[str, float] | None = None
+    edits: list[dict[str, object]] = field(default_factory=list)  # the operations applied, in order
+    unphotographed_share: float = 0.0  # of the output's pixels: replaced or painted, not photographed
     # capture quality of the input face (app.imaging.quality): advice only, never part of `compliant`
     quality: list[dict[str, object]] = field(default_factory=list)
 
@@ -102,6 +120,8 @@ class IdPhoto:
             "placement": {"margin_mm": None if not math.isfinite(placement.margin_mm) else round(placement.margin_mm, 2),
                           "binding_rule": placement.binding,
                           "broken": {name: round(mm, 2) for name, mm in placement.broken.items()}},
+            "edits": self.edits,
+            "unphotographed_share": round(self.unphotographed_share, 4),
         }
 
 
@@ -238,7 +258,7 @@ def level(detector: FaceDetector, rgb: np.ndarray, face: Face) -> float:
     return (first + second) / 2.0
 
 
-def detect_output(detector: FaceDetector, pixels: np.ndarray, background: tuple[int, int, int]) -> list[Face]:
+def detect_output(detector: FaceDetector, pixels: np.ndarray, background: tuple[int, int, int] | None) -> list[Face]:
     """The people on the output (one run over the whole output); for one face, its landmarks read
     again as `refine` reads them on the input (crops of several face sizes, one run), with the
     background colour past the output's edges. With other than one face, the plain reading."""
@@ -260,10 +280,12 @@ CUT_MESSAGES = {
 }
 
 
-def _place(face: Face, alpha: np.ndarray, roll: float, spec: PhotoSpec, chin: np.ndarray | None) -> tuple[Placement, Extension]:
+def _place(face: Face, alpha: np.ndarray, roll: float, spec: PhotoSpec, chin: np.ndarray | None, *,
+           extend_canvas: bool) -> Frame:
     """Measure the head levelled by `roll` (`chin`: the dense landmarks' menton, or None), solve the
-    spec's rules, and say how far the output reaches beyond the input. PhotoRejected(photo_cut_off,
-    edge) when the head itself is cut."""
+    spec's rules, and say how far the output reaches beyond the input. Without `extend_canvas` the
+    frame is kept inside the photographed pixels (`fit_inside`) and the shortfall is recorded.
+    PhotoRejected(photo_cut_off, edge) when the head itself is cut."""
     pivot = eye_midpoint(face.landmarks)
     edge = head_cut_edge(face.landmarks, face.box, alpha, chin=chin)
     if edge is not None:
@@ -275,28 +297,61 @@ def _place(face: Face, alpha: np.ndarray, roll: float, spec: PhotoSpec, chin: np
         raise _cut_off(exc.edge) from None
     placement = place_on_rules(head, spec.rules, roll_deg=roll, pivot=pivot, size=(spec.width_px, spec.height_px),
                                size_mm=(spec.width_mm, spec.height_mm))
-    return placement, needed_extension(placement, alpha.shape)
+    extension = needed_extension(placement, alpha.shape)
+    if extend_canvas or not extension.any:
+        return Frame(placement, extension)
+    missing = extension.mm(placement, size_mm=(spec.width_mm, spec.height_mm))
+    return Frame(fit_inside(placement, alpha.shape), Extension(), missing)
 
 
-def _render(foreground: np.ndarray, alpha: np.ndarray, placement: Placement, extension: Extension, chin_y: float,
-            options: IdPhotoOptions, *, clean: bool = True, face: Face | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(output pixels flattened on the background, output matte). `clean=False` skips the
-    foreground estimation under soft edges (a draft for measuring, not for the client). With
-    `face`, an extension continues clothing only (never the face's skin colour) and a cut neck
-    widens into shoulders."""
+LEVEL_APPLIED_DEG = 0.05  # a rotation smaller than this is no levelling
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """The output pixels (H, W, 3) uint8 RGB, its person matte (H, W) uint8, the operations that
+    made it from the photographed pixels (in order, EDIT_OPERATIONS' names), and a (H, W) uint8
+    mask of the output pixels that were photographed (255) rather than replaced or painted."""
+
+    pixels: np.ndarray
+    alpha: np.ndarray
+    applied: tuple[str, ...]
+    photographed: np.ndarray
+
+
+def _render(photo: np.ndarray, foreground: np.ndarray, alpha: np.ndarray, frame: Frame, chin_y: float,
+            options: IdPhotoOptions, *, clean: bool = True, face: Face | None = None) -> Rendered:
+    """The output, as the steps that change pixels, each recording itself: extend the canvas (where
+    the frame needs it), level and crop in one resampling, and replace the background (unless it is
+    kept: then the output is the photographed pixels `photo`). `clean=False` skips the foreground
+    estimation under soft edges (a draft for measuring, not for the client). With `face`, an
+    extension continues clothing only (never the face's skin colour) and a cut neck widens into
+    shoulders."""
+    applied: list[str] = []
+    placement, extension = frame.placement, frame.extension
+    photographed = warp(np.full(alpha.shape, 255, np.uint8), placement, fill=0)
     if extension.any:
         skin = None if face is None else expression.face_skin(foreground, face.landmarks)
         face_width = None if face is None else FACE_WIDTH_IOD * float(np.hypot(*(face.landmarks[1] - face.landmarks[0])))
         foreground, alpha = extend(foreground, alpha, extension, body_from_y=chin_y, skin=skin, face_width=face_width)
         placement = placement.shifted(extension.left, extension.top)
+        applied.append("extend_canvas")
+    if abs(placement.roll_deg) >= LEVEL_APPLIED_DEG:
+        applied.append("level")
+    applied.append("crop_scale")
     alpha_out = warp(alpha, placement, fill=0)
+    if options.background is None:
+        return Rendered(warp(photo, placement, fill=0), alpha_out, tuple(applied), photographed)
     rgb_out = warp(foreground, placement, fill=0)
     if clean:
         rgb_out = clean_foreground(rgb_out, alpha_out)
+    applied.append("replace_background")
+    # what is still photographed: the person's own pixels (wholly where the matte is opaque)
+    photographed = (photographed.astype(np.uint16) * alpha_out // 255).astype(np.uint8)
     if options.gradient:
         backdrop = vertical_gradient(placement.size, lighter(options.background), options.background)
-        return flatten(rgb_out, alpha_out, backdrop), alpha_out
-    return flatten(rgb_out, alpha_out, options.background), alpha_out
+        return Rendered(flatten(rgb_out, alpha_out, backdrop), alpha_out, tuple(applied), photographed)
+    return Rendered(flatten(rgb_out, alpha_out, options.background), alpha_out, tuple(applied), photographed)
 
 
 def face_checks(
@@ -337,12 +392,13 @@ def make_id_photo(
     or below the head, the canvas is extended (background, shoulders continued) and the report says so.
     """
     spec = options.spec
+    extend_canvas = spec.edit("extend_canvas").apply and not options.keep_background
     with timings.stage("detect"):
         faces = detector.detect(rgb)
         face = choose_face(faces, options.face)
     with timings.stage("align"):
         face = refine(detector, rgb, face)
-        roll = level(detector, rgb, face)
+        roll = level(detector, rgb, face) if spec.edit("level").apply else 0.0
         dense = None if landmarker is None else landmarker.landmarks(rgb, face.box)
         chin = None if dense is None else menton(dense)  # the jaw's lowest point, (x, y) input px
     with timings.stage("quality"):
@@ -354,19 +410,21 @@ def make_id_photo(
     with timings.stage("expression"):
         judged = face_checks(rgb, alpha, face, faces, spec, dense, chin)
     with timings.stage("place"):
-        placement, extension = _place(face, alpha, roll, spec, chin)
+        frame = _place(face, alpha, roll, spec, chin, extend_canvas=extend_canvas)
         chin_in = _chin_y(face, chin)
     with timings.stage("composite"):
         # the levelling checked on a draft of the output: a second pass when the eye line still leans
-        draft, _ = _render(matte.foreground, alpha, placement, extension, chin_in, options, clean=False, face=face)
-        on_output = detect_output(detector, draft, options.background)
+        draft = _render(rgb, matte.foreground, alpha, frame, chin_in, options, clean=False, face=face)
+        on_output = detect_output(detector, draft.pixels, options.background)
         residual = roll_degrees(on_output[0].landmarks) if len(on_output) == 1 else None
-        if residual is not None and abs(residual) > RELEVEL_DEG:
+        if spec.edit("level").apply and residual is not None and abs(residual) > RELEVEL_DEG:
             roll += float(np.clip(residual, -RELEVEL_MAX, RELEVEL_MAX))
-            placement, extension = _place(face, alpha, roll, spec, chin)
+            frame = _place(face, alpha, roll, spec, chin, extend_canvas=extend_canvas)
             on_output = None  # the geometry moved: the check reads the output again
-        pixels, alpha_out = _render(matte.foreground, alpha, placement, extension, chin_in, options, face=face)
-    extended_mm = extension.mm(placement, size_mm=(spec.width_mm, spec.height_mm))
+        out = _render(rgb, matte.foreground, alpha, frame, chin_in, options, face=face)
+        pixels, alpha_out = out.pixels, out.alpha
+    placement = frame.placement
+    extended_mm = frame.extension.mm(placement, size_mm=(spec.width_mm, spec.height_mm))
     with timings.stage("encode"):
         data, jpeg_quality = encode_photo(pixels, options)
     with timings.stage("check"):
@@ -390,6 +448,10 @@ def make_id_photo(
             background=options.background,
             gradient=options.gradient,
             extended_mm=extended_mm,
+            missing_mm=frame.missing_mm,
+            allowed_backgrounds=spec.background_colours,
+            others_alpha=None if not options.keep_background else warp(matte.alpha, placement, fill=0),
+            applied=[spec.edit(operation) for operation in out.applied],
             input_eye_distance_px=float(np.hypot(*(face.landmarks[1] - face.landmarks[0]))),
             extra=judged,
             mouth_judged=landmarker is not None,
@@ -408,6 +470,9 @@ def make_id_photo(
         jpeg_quality=jpeg_quality,
         extended_mm=extended_mm,
         quality=capture,
+        edits=[{"operation": operation, "allowed": spec.edit(operation).allowed, "source": spec.edit(operation).source_key}
+               for operation in out.applied],
+        unphotographed_share=1.0 - float(out.photographed.mean()) / 255.0,
     )
 
 
