@@ -7,6 +7,7 @@
     .venv/bin/python -m bench.idphoto --inspect PHOTO... --spec icao [--background white]
     .venv/bin/python -m bench.idphoto --pose-consistency [--corpus DIR]   # the pose estimate's uncertainty
     .venv/bin/python -m bench.idphoto --expression [--corpus DIR]   # the mouth and eyes lines against the labels
+    .venv/bin/python -m bench.idphoto --backgrounds [--corpus DIR] [--spec ...]   # kept backgrounds against the labels
 
 Timings: the median of each stage over --runs requests (after one warm-up request) on the
 astronaut, and the compliance report of the last one.
@@ -40,12 +41,15 @@ from app.warmup import photo as warmup_photo
 from app.config import Settings
 from tests.support.corpus import PORTRAITS, default_dir, load_manifest
 from tests.support.inspector import inspect_id_photo
-from tests.support.judge import MatteOnce, inspector_bands, pose_consistency, run_pair
+from tests.support.judge import MatteOnce, background_judged_right, inspector_bands, pose_consistency, run_pair
 
 DEFAULT_SPECS = (
     "us-passport", "icao", "uk-passport", "cn-passport", "ca-passport", "jp-passport", "cn-1inch", "cn-2inch",
 )
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
+# the kept-background run: strict specs of every family of allowed colours (white; white or grey or
+# light blue; grey or cream; white, grey or light blue; blue)
+BACKGROUND_SPECS = ("us-passport", "icao", "uk-passport", "cn-passport", "de-passport", "cn-chsi")
 
 
 def out(line: str = "") -> None:
@@ -216,6 +220,9 @@ def summarise(rows: list[dict], specs: list[str]) -> None:
             f"({', '.join(f'{k} {v}' for k, v in Counter(n for r in false_assurance for n in r['inspector_failed']).most_common())}); "
             f"lines failed without reason: {', '.join(f'{k} {v}' for k, v in wrong_lines.most_common()) or 'none'}; "
             f"frontal pairs told the head is turned (yaw fails): {told_turned}")
+    edited = [r for r in rows if r.get("edit_failed")]
+    out(f"edit lines (counted apart from the rest above): {len(edited)} of {sum(r['status'] == 'made' for r in rows)} "
+        f"made pairs carry one ({', '.join(f'{k} {v}' for k, v in Counter(n for r in edited for n in r['edit_failed']).most_common()) or 'none'})")
     handed = [r for r in rows if r["expect"] == "hands"]
     if handed:
         caught = [r for r in handed if r["status"] == "made" and "hands" in r["service_failed"]]
@@ -239,22 +246,69 @@ def summarise(rows: list[dict], specs: list[str]) -> None:
             f"{len(flagged) - len(failed)} ask to check)")
 
 
-def corpus_main(args: argparse.Namespace) -> None:
-    from app.imageio import decode
+def _in_process(model: str) -> tuple[Settings, object, object, object]:
+    """(settings, detector, segmenter remembering its last matte, landmarker or None) on the real models."""
     from app.models.registry import Registry
     from app.models.sessions import resolve_providers
 
-    specs = args.spec or list(DEFAULT_SPECS)
     settings = Settings.from_env()
     registry = Registry()
-    names = [args.model, "centerface"] + (["landmarks68"] if (settings.model_home / "face_landmark_68.onnx").is_file() else [])
+    names = [model, "centerface"] + (["landmarks68"] if (settings.model_home / "face_landmark_68.onnx").is_file() else [])
     registry.load(names, model_home=settings.model_home, providers=resolve_providers(settings.ort_providers, cpu_arena=settings.ort_cpu_arena, mem_pattern=settings.ort_mem_pattern))
     found = registry.face_detector()
     if found is None:
         raise SystemExit("centerface did not load")
-    detector = found[1]
-    segmenter = MatteOnce(registry.segmenter(args.model))
-    landmarker = registry.landmarker()
+    return settings, found[1], MatteOnce(registry.segmenter(model)), registry.landmarker()
+
+
+def backgrounds_main(args: argparse.Namespace) -> None:
+    """Every portrait whose head is whole through the strict specs with the background kept: the
+    background lines against each portrait's label read by eye (corpus.Portrait.background)."""
+    from app.imageio import decode
+    from app.specs import get_spec
+
+    specs = args.spec or list(BACKGROUND_SPECS)
+    settings, detector, segmenter, landmarker = _in_process(args.model)
+    labels = {p.name: p.background for p in PORTRAITS if not p.expect.startswith("refused")}
+    files = [path for path in corpus_files(args.corpus, args.limit) if path.stem in labels]
+    if not files:
+        raise SystemExit(f"no portraits in {args.corpus}: run python -m tests.support.corpus fetch")
+    out(f"kept backgrounds: {len(files)} portraits x {len(specs)} specs ({', '.join(specs)}), {args.model}, in process")
+    rows = []
+    for path in files:
+        rgb = decode(path.read_bytes(), max_pixels=settings.max_image_pixels).rgb
+        for spec_id in specs:
+            row = run_pair(rgb, spec_id, background="keep", face=args.face, detector=detector, segmenter=segmenter,
+                           settings=settings, landmarker=landmarker)
+            if row["status"] != "made":
+                continue
+            lines = [c for c in row["service_checks"] if c["name"].startswith("background")]
+            right = background_judged_right(labels[path.stem], lines, get_spec(spec_id).backgrounds)
+            compliant = not row["service_failed"] and not row["edit_failed"]
+            rows.append({"portrait": path.stem, "spec": spec_id, "label": labels[path.stem], "right": right,
+                         "compliant": compliant, "failed": [c["name"] for c in lines if c["pass"] is False]})
+            out(f"  {path.stem:20} {spec_id:12} {labels[path.stem]:15} {'right' if right else 'WRONG'} "
+                f"{','.join(rows[-1]['failed']) or 'background passes'}{' | compliant' if compliant else ''}")
+    out()
+    out("| label | pairs | judged right |")
+    out("|---|---|---|")
+    for label in sorted({r["label"] for r in rows}) + ["all"]:
+        mine = [r for r in rows if label in ("all", r["label"])]
+        right = sum(r["right"] for r in mine)
+        out(f"| {'**all**' if label == 'all' else label} | {len(mine)} | {right} ({100 * right / len(mine):.1f} %) |")
+    busy_compliant = [r for r in rows if r["label"] == "busy" and r["compliant"]]
+    out()
+    out(f"busy backgrounds called compliant: {len(busy_compliant)} "
+        f"({', '.join(r['portrait'] + '/' + r['spec'] for r in busy_compliant) or 'none'})")
+    if args.json:
+        args.json.write_text(json.dumps({"specs": specs, "pairs": rows}, indent=1) + "\n")
+
+
+def corpus_main(args: argparse.Namespace) -> None:
+    from app.imageio import decode
+
+    specs = args.spec or list(DEFAULT_SPECS)
+    settings, detector, segmenter, landmarker = _in_process(args.model)
     manifest = load_manifest(args.corpus)
     files = corpus_files(args.corpus, args.limit)
     if args.expect:
@@ -406,8 +460,13 @@ def main() -> None:
                         "on the corpus (each portrait against its mirror image)")
     parser.add_argument("--expression", action="store_true", help="the mouth and eyes lines against the corpus's "
                         "labels by eye")
+    parser.add_argument("--backgrounds", action="store_true", help="kept backgrounds: the background lines against "
+                        "the corpus's labels by eye")
     args = parser.parse_args()
-    if args.expression:
+    if args.backgrounds:
+        args.corpus = args.corpus or default_dir()
+        backgrounds_main(args)
+    elif args.expression:
         expression_main(args.corpus or default_dir())
     elif args.pose_consistency:
         pose_consistency_main(args.corpus or default_dir())

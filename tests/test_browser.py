@@ -258,6 +258,9 @@ def test_phone_photo_and_print_sheet(server: Server, browser: Browser, photos: d
         page.get_by_label("Search by country or document").fill("us passport")
         assert listed_specs(page) == ["us-passport"]  # the one match is chosen
         expect(page.locator("#spec-details")).to_contain_text("US passport (United States): 51 × 51 mm")
+        # issue 33: the Department refuses edited photos, so the page opens on the photographed background, and says why
+        expect(page.get_by_role("radio", name="My own (kept and checked)")).to_be_checked()
+        expect(page.locator("#background-help")).to_contain_text("US passport: the authority refuses edited photos")
         page.get_by_label("Also make a print sheet").check()
         page.select_option("#paper", "4x6")
         page.get_by_role("button", name="Make my ID photo").tap()
@@ -271,6 +274,8 @@ def test_phone_photo_and_print_sheet(server: Server, browser: Browser, photos: d
         assert re.fullmatch(r"us-passport-600x600-sheet-4x6-\d+x\.jpg", sheet_name), sheet_name
         assert blob_digest(page, "#sheet-img") == (len(sheet), hashlib.sha256(sheet).hexdigest())
         assert Image.open(io.BytesIO(sheet)).size in ((1800, 1200), (1200, 1800))
+        expect(page.locator("#checks")).to_contain_text("What we did to your photo")
+        expect(page.locator("#checks")).to_contain_text("every pixel is from your photo")
 
         # Readable on a phone: nothing wider than the screen, the photo and the original side by side.
         assert page.evaluate("document.documentElement.scrollWidth") <= 390

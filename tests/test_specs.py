@@ -143,12 +143,14 @@ def test_backgrounds(spec: PhotoSpec) -> None:
     assert spec.backgrounds
     assert len(set(spec.backgrounds)) == len(spec.backgrounds)
     assert all(name in BACKGROUND_COLOURS for name in spec.backgrounds)
-    assert spec.default_background == spec.backgrounds[0]
+    # issue 33: a spec that does not replace the background by default keeps the photographed one
+    expected = spec.backgrounds[0] if spec.edit("replace_background").apply else "keep"
+    assert spec.default_background == expected
 
 
 def test_background_choices_follow_the_authorities() -> None:
     assert "white" not in SPECS["fr-passport"].backgrounds  # ANTS forbids white
-    assert SPECS["uk-passport"].default_background != "white"
+    assert SPECS["uk-passport"].backgrounds[0] != "white"
     assert SPECS["kr-passport"].backgrounds == ("white",)
     assert SPECS["cn-id-card"].backgrounds == ("white",)
     assert {"white", "blue", "red"} <= set(SPECS["cn-1inch"].backgrounds)
@@ -235,9 +237,10 @@ def test_to_dict_round_trips(spec: PhotoSpec) -> None:
         "size_source",
         "source",
         "rules",
+        "edits",
     }
     assert PhotoSpec.from_dict(data) == spec
-    assert data["default_background"] == spec.backgrounds[0]
+    assert data["default_background"] == spec.default_background
     head = data["rules"]["head_height"]
     assert head["low_fraction"] == pytest.approx(data["head_height"]["min"], abs=1e-4)
     assert head["high_fraction"] == pytest.approx(data["head_height"]["max"], abs=1e-4)

