@@ -12,7 +12,8 @@ import pytest
 
 from app.imaging.backdrop import measure_backdrop
 from app.imaging.compliance import edit_checks, photographed_background_checks
-from app.imaging.placement import BICUBIC_REACH, Placement, fit_inside, needed_extension, warp
+from app.imaging.canvas import BICUBIC_REACH, fit_inside, needed_extension
+from app.imaging.placement import Placement, warp
 from app.specs import DEFAULT_PREFIX, EDIT_OPERATIONS, KEEP_BACKGROUND, SPECS, SpecDataError, custom_spec, load_table
 from app.specs.loader import ORDER_FILE
 from app.specs.model import BACKGROUND_COLOURS, EditPolicy
@@ -87,6 +88,7 @@ dpi = 300
 size_source = "x"
 backgrounds = ["white"]
 citation = "X"
+expression_source = "x"
 head_height = { low = "32 mm", high = "36 mm", source = "x" }
 '''
 
@@ -215,3 +217,21 @@ def test_a_pattern_a_gradient_a_colour_and_a_shadow_each_fail_their_line() -> No
     shadowed[near & (np.mgrid[0:height, 0:width][0] < 0.7 * height)] = 160
     assert lines_for(shadowed)["background_shadow"].passed is False
     assert math.isfinite(lines_for(shadowed)["background_shadow"].value)
+
+
+# --- the expression's words (issue 33, part 5) -----------------------------------------------------
+
+@pytest.mark.parametrize("spec", ALL, ids=IDS)
+def test_every_expression_rule_has_the_authoritys_words_or_says_none_were_found(spec) -> None:  # noqa: ANN001
+    source = spec.expression_source
+    assert source is not None and source.quote.strip()
+    assert source.is_default or source.url.startswith(("https://", "http://"))
+
+
+def test_the_chinese_passport_asks_for_lips_naturally_closed() -> None:
+    """The exit-entry photo guide: 表情自然，眼睛自然睁开，嘴唇自然闭合 (issue 33: open-mouthed smiles were
+    called compliant for cn-passport under a natural-smile rule no source stood behind)."""
+    spec = SPECS["cn-passport"]
+    assert spec.rules.mouth_closed is True
+    assert "嘴唇自然闭合" in spec.expression_source.quote and not spec.expression_source.is_default
+    assert SPECS["cn-visa"].rules.mouth_closed and "lips closed" in SPECS["cn-visa"].expression_source.quote

@@ -238,7 +238,7 @@ def test_the_hands_line_on_real_photos(labelled: list[tuple[corpus.Portrait, np.
     """The two portraits with a hand raised near the head fail the line; of the frontal ones at most
     one does (party-pout: a friend's half face at the photo's edge, which no detector finds)."""
     from app.config import Settings
-    from app.imaging.placement import keep_person
+    from app.imaging.people import keep_person
     from app.models.registry import Registry
     from app.models.sessions import resolve_providers
     from app.pipelines.idphoto import _chin_y, choose_face, refine
@@ -278,7 +278,11 @@ def test_the_face_resolution_line_fails_a_small_face_that_the_print_enlarges() -
 def test_the_mouth_line_is_information_where_a_smile_is_allowed() -> None:
     from app.specs import get_spec as spec_of
 
-    assert spec_of("us-passport").rules.mouth_closed is False and spec_of("icao").rules.mouth_closed is True
+    # issue 33: a natural smile only where no authority stands behind the format (the print sizes)
+    assert spec_of("cn-1inch").rules.mouth_closed is False and spec_of("icao").rules.mouth_closed is True
+    assert spec_of("us-passport").rules.mouth_closed is True and spec_of("cn-passport").rules.mouth_closed is True
+    cited = compliance.mouth_check(0.05, required=True, source=spec_of("cn-passport").expression_source)
+    assert cited.passed is True and "嘴唇自然闭合" in cited.allowed
     assert compliance.mouth_check(0.3, required=False).passed is None
     line = compliance.mouth_check(0.3, required=True)
     assert line.passed is False and line.advice == compliance.MOUTH_ADVICE

@@ -23,17 +23,9 @@ from app.imaging.placement import (
     warp,
 )
 from app.imaging.compliance import report as compliance_report
-from app.imaging.placement import (
-    Extension,
-    extend,
-    head_cut_edge,
-    keep_person,
-    person_owner,
-    needed_extension,
-    place_on_rules,
-    rule_values,
-    solve,
-)
+from app.imaging.canvas import Extension, extend, needed_extension
+from app.imaging.people import keep_person, person_owner
+from app.imaging.placement import head_cut_edge, place_on_rules, rule_values, solve
 from app.imaging.compliance import pose_checks
 from app.imaging.pose import UNCERTAINTY_DEG, Pose, estimate_pose, judge
 from app.specs import get_spec
@@ -327,7 +319,7 @@ def test_clothing_continues_with_its_own_grain_and_no_seam_or_streaks() -> None:
 def test_a_neck_cut_by_the_bottom_edge_becomes_shoulders_in_cloth_not_a_skin_tube() -> None:
     """The bottom edge cuts through a neck (skin) with a collar either side: below it the body widens
     like shoulders, and the skin fades into the clothing; nothing skin-coloured runs to the new bottom."""
-    from app.imaging.placement import Skin
+    from app.imaging.skin import Skin
 
     skin_rgb = np.array([224, 172, 150], np.uint8)
     shirt_rgb = np.array([40, 60, 120], np.uint8)

@@ -238,6 +238,7 @@ def test_to_dict_round_trips(spec: PhotoSpec) -> None:
         "source",
         "rules",
         "edits",
+        "expression_source",
     }
     assert PhotoSpec.from_dict(data) == spec
     assert data["default_background"] == spec.default_background

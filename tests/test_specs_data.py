@@ -71,7 +71,8 @@ def _claims(table: SpecTable) -> list[tuple[str, str, str, str]]:
 def _unused_sources(table: SpecTable) -> list[str]:
     used: set[str] = set()
     for entry in table.entries.values():
-        used.update(entry[key] for key in ("size_source", "file_source") if key in entry)
+        used.update(entry[key] for key in ("size_source", "file_source", "expression_source") if key in entry)
+        used.update(policy["source"] for policy in entry.get("edits", {}).values() if "source" in policy)
         if "pose" in entry:
             used.add(entry["pose"]["source"])
         for rule in RULE_NAMES:
@@ -135,8 +136,15 @@ dpi = 300
 size_source = "size"
 backgrounds = ["white"]
 citation = "Authority"
+expression_source = "head"
 head_height = { low = "31 mm", high = "36 mm", source = "head" }
 eye_line = { low = "20 mm", high = "30 mm", source = "eyes" }
+[specs.x.edits]
+crop_scale = { policy = "allowed", source = "size" }
+level = { policy = "no_authority" }
+replace_background = { policy = "no_authority" }
+extend_canvas = { policy = "no_authority" }
+adjust_tone = { policy = "no_authority" }
 """,
         encoding="utf-8",
     )

@@ -32,6 +32,8 @@ dpi = 600
 size_source = "size"
 backgrounds = ["white"]
 citation = "Authority"
+expression_source = "ours"
+edits = { crop_scale = { policy = "no_authority" }, level = { policy = "no_authority" }, replace_background = { policy = "no_authority" }, extend_canvas = { policy = "no_authority" }, adjust_tone = { policy = "no_authority" } }
 head_height = { low = "32 mm", high = "36 mm", source = "head", note = "base note" }
 """
 

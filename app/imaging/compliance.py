@@ -13,10 +13,10 @@ import numpy as np
 
 from typing import Any
 
+from .people import PERSON_LINK
 from .placement import (
     FACE_WIDTH_IOD,
     PERSON,
-    PERSON_LINK,
     RULE_NAMES,
     SKULL_ABOVE_EYES_IOD,
     SKULL_UNCERTAINTY,
@@ -429,10 +429,18 @@ def eyes_check(found: tuple[int, int]) -> Check:
                  passed, kind="expression", advice=None if passed else EYES_ADVICE)
 
 
-def mouth_check(openness: float, *, required: bool) -> Check:
+def mouth_check(openness: float, *, required: bool, source: Any = None) -> Check:
     """The inner-lip gap over the mouth's width (68 landmarks) against expression.MOUTH_OPEN_ABOVE;
     where the spec allows a natural smile, an information line, unless the mouth gapes
-    (expression.MOUTH_GAPING_ABOVE)."""
+    (expression.MOUTH_GAPING_ABOVE). `source` (a specs.Source): the words the rule comes from,
+    named in `allowed`."""
+    check = _mouth_check(openness, required=required)
+    if source is None:
+        return check
+    return replace(check, allowed=f"{check.allowed}; {source.title}: \u201c{source.quote}\u201d")
+
+
+def _mouth_check(openness: float, *, required: bool) -> Check:
     if not required:
         limit = expression.MOUTH_GAPING_ABOVE
         if openness <= limit:

@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from .opencv import cv2
-from .placement import Skin
+from .skin import Skin
 
 EYE_IOD = 64.0  # px between the eyes at which the eye cascade looks
 EYE_WINDOW = (64, 48)  # (width, height) px around each eye's landmark, at EYE_IOD

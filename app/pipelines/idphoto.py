@@ -25,19 +25,16 @@ from ..models.faces import Face
 from ..models.landmarks68 import Landmarks68, menton, mouth_openness
 from ..models.registry import FaceDetector
 from ..models.segmentation import AlphaMatting, Segmenter
+from ..imaging.canvas import Extension, extend, fit_inside, needed_extension
+from ..imaging.people import keep_person
 from ..imaging.placement import (
     FACE_WIDTH_IOD,
-    Extension,
     Placement,
     PlacementError,
-    extend,
     eye_midpoint,
-    fit_inside,
     head_cut_edge,
-    keep_person,
     lighter,
     measure_upright,
-    needed_extension,
     place_on_rules,
     chin_from_landmarks,
     roll_degrees,
@@ -368,7 +365,8 @@ def face_checks(
     if eyes is not None:
         checks.append(compliance.eyes_check(eyes))
     if dense is not None:
-        checks.append(compliance.mouth_check(mouth_openness(dense), required=spec.rules.mouth_closed))
+        checks.append(compliance.mouth_check(mouth_openness(dense), required=spec.rules.mouth_closed,
+                                             source=spec.expression_source))
     return checks
 
 

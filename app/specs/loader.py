@@ -26,6 +26,7 @@ CV photo), plus `order.toml`:
     crown = "skull"                # "hair", "skull" or "unstated" (the default)
     head_width_of = "face"         # head_width is the "face" between the ear roots (the default) or the whole "head"
     mouth_closed = true            # a closed mouth is required (the default); false where a natural smile is allowed
+    expression_source = "de-expr"  # the authority's words on the expression (required; "pilotlight default:" where none)
     head_height = { low = "32 mm", high = "36 mm", source = "de-head" }
     eye_line = { low = "50 %", high = "70 %", source = "iso-eyes", note = "50-70 % of 45 mm." }
 
@@ -84,7 +85,8 @@ BAND_KEYS = frozenset({"low", "high", "nominal", "tolerance", "source", "low_sou
 POSE_KEYS = frozenset({"max_yaw_deg", "max_pitch_deg", "max_roll_deg", "source"})
 FILE_KEYS = ("min_px", "max_px", "min_file_size", "max_file_size", "file_source")
 REQUIRED_SPEC_KEYS = ("name", "country", "width", "height", "dpi", "size_source", "backgrounds", "citation")
-SPEC_KEYS = frozenset({"extends", "aliases", "crown", "head_width_of", "mouth_closed", "pose", "edits", *REQUIRED_SPEC_KEYS,
+SPEC_KEYS = frozenset({"extends", "aliases", "crown", "head_width_of", "mouth_closed", "pose", "edits", "expression_source",
+                       *REQUIRED_SPEC_KEYS,
                        *FILE_KEYS, *RULE_NAMES})
 EDIT_KEYS = frozenset({"policy", "source", "apply", "note"})
 SIZE_UNITS = ("mm", "cm", "in", "px")
@@ -385,6 +387,10 @@ def _spec(spec_id: str, file: str, table: dict[str, Any], sources: dict[str, Sou
         "file_source": _ref(f"{where}.file_source", table["file_source"], sources) if "file_source" in table else None,
     }
     size_source = _ref(f"{where}.size_source", table["size_source"], sources)
+    if "expression_source" not in table:
+        raise SpecDataError(f"{where}: missing expression_source (the authority's words on the expression, or a "
+                            f"source titled {DEFAULT_PREFIX!r} saying none were found)")
+    expression_source = _ref(f"{where}.expression_source", table["expression_source"], sources)
     if "edits" not in table:
         raise SpecDataError(f"{where}: missing edits (what its authority says of each edit: {', '.join(EDIT_OPERATIONS)})")
     edits = _edits(f"{where}.edits", table["edits"], sources)
@@ -412,6 +418,7 @@ def _spec(spec_id: str, file: str, table: dict[str, Any], sources: dict[str, Sou
             source=table["citation"],
             rules=rules,
             size_source=size_source,
+            expression_source=expression_source,
             edits=edits,
             **file_rules,  # type: ignore[arg-type]
         )

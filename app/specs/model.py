@@ -497,6 +497,7 @@ class PhotoSpec:
     min_kb: int | None = None
     file_source: Source | None = None
     size_source: Source | None = None  # where width_mm x height_mm (or the pixel size) comes from
+    expression_source: Source | None = None  # the words behind rules.mouth_closed (None: a custom spec)
     # operation -> what the authority says of it (EDIT_OPERATIONS, every one); default: no authority
     edits: dict[str, EditPolicy] = field(default_factory=no_authority)
 
@@ -596,7 +597,7 @@ class PhotoSpec:
             for source in band.sources():
                 if source not in found:
                     found.append(source)
-        for source in (self.size_source, self.rules.pose_source, self.file_source):
+        for source in (self.size_source, self.rules.pose_source, self.file_source, self.expression_source):
             if source is not None and source not in found:
                 found.append(source)
         return found
@@ -626,6 +627,7 @@ class PhotoSpec:
             "max_px": pair(self.max_px),
             "file_source": None if self.file_source is None else self.file_source.to_dict(),
             "size_source": None if self.size_source is None else self.size_source.to_dict(),
+            "expression_source": None if self.expression_source is None else self.expression_source.to_dict(),
             "source": self.source,
             "rules": self.rules.to_dict(width_mm=self.width_mm, height_mm=self.height_mm),
             "edits": {operation: policy.to_dict() for operation, policy in self.edits.items()},
@@ -659,6 +661,7 @@ class PhotoSpec:
             min_kb=data["min_kb"],
             file_source=None if data["file_source"] is None else Source.from_dict(data["file_source"]),
             size_source=None if data["size_source"] is None else Source.from_dict(data["size_source"]),
+            expression_source=None if data["expression_source"] is None else Source.from_dict(data["expression_source"]),
             edits={operation: edit_policy_from_dict(policy) for operation, policy in data["edits"].items()},
         )
 

@@ -1,0 +1,132 @@
+"""One person only: the chosen person's matte, with everyone and everything else made background.
+
+Pure functions on numpy arrays (OpenCV's connected components and GrabCut). Coordinates are image
+px, x to the right, y down; mattes are (H, W) uint8, 255 = person; photos (H, W, 3) uint8 RGB.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .opencv import cv2
+
+
+PERSON_LINK = 64  # alpha at or above this joins pixels into one component (soft hair edges included)
+BODY_BAND = 0.6  # the column band under the face, +- this share of the face width around its centre
+
+
+def keep_person(alpha: np.ndarray, box: tuple[float, float, float, float],
+                others: list[tuple[float, float, float, float]] | None = None, *, rgb: np.ndarray | None = None) -> np.ndarray:
+    """The matte with only the chosen person: the connected component(s) holding the face box's
+    centre, and those reaching into the column band below the face (the body under the head).
+    Everything else (other people, objects, a shoulder at the edge) becomes background (0). Other
+    people whose mattes touch this one's (`others`: their face boxes) lose what is theirs: with the
+    photo (`rgb`, (H, W, 3) uint8) by `separate_people`, else by the nearest body axis alone
+    (`person_owner`); never the chosen face."""
+    if others:
+        alpha = _cut_other_people(alpha, box, others, rgb)
+    height, width = alpha.shape
+    count, labels = cv2.connectedComponents((alpha >= PERSON_LINK).astype(np.uint8), connectivity=8)
+    if count <= 2:
+        return alpha
+    x0, y0, x1, y1 = box
+    cx, cy = (x0 + x1) / 2.0, (y0 + y1) / 2.0
+    face = labels[max(0, int(y0)) : min(height, int(math.ceil(y1))), max(0, int(x0)) : min(width, int(math.ceil(x1)))]
+    keep = set(np.unique(face[face > 0]).tolist())
+    half = BODY_BAND * (x1 - x0)
+    band = labels[min(height - 1, max(0, int(y1))) :, max(0, int(cx - half)) : min(width, int(math.ceil(cx + half)))]
+    keep |= set(np.unique(band[band > 0]).tolist())
+    centre_label = labels[min(height - 1, max(0, int(cy))), min(width - 1, max(0, int(cx)))]
+    if centre_label > 0:
+        keep.add(int(centre_label))
+    if not keep:
+        return alpha
+    mask = np.isin(labels, sorted(keep))
+    return np.where(mask, alpha, 0).astype(np.uint8)
+
+
+HAIR_ABOVE_FACE = 1.0  # a person's axis starts this many face heights above the face box (the hair)
+OWNER_GRID = 512  # the ownership of each pixel is decided on a grid this many cells along the longer side
+SEPARATE_SIDE = 360  # px, longer side: where GrabCut separates touching people (its cost grows with the pixels)
+SEPARATE_ITERATIONS = 4  # GrabCut's rounds of refitting its colour models
+SEPARATE_MATTE = 32  # alpha at or above this is someone (the rest is sure background)
+
+
+def person_owner(shape: tuple[int, int], boxes: list[tuple[float, float, float, float]]) -> np.ndarray:
+    """(H, W) int8: which of `boxes` (face boxes, px) each pixel's person is, by the nearest body axis.
+
+    A person's axis is the vertical line through the face's centre from HAIR_ABOVE_FACE face heights
+    above the face down to the bottom edge (the hair above the head, the neck and body below it); the
+    distance to it is counted in that face's widths, so a larger (nearer) person owns more. Decided
+    on a grid of at most OWNER_GRID cells along the longer side and spread to every pixel."""
+    height, width = shape
+    step = max(1, int(math.ceil(max(height, width) / OWNER_GRID)))
+    ys = np.arange(0, height, step, dtype=np.float32) + step / 2.0
+    xs = np.arange(0, width, step, dtype=np.float32) + step / 2.0
+    best = np.full((ys.size, xs.size), np.inf, np.float32)
+    owner = np.zeros((ys.size, xs.size), np.int8)
+    for index, (x0, y0, x1, y1) in enumerate(boxes):
+        face_width = max(1.0, x1 - x0)
+        top = y0 - HAIR_ABOVE_FACE * (y1 - y0)
+        dx = (xs - (x0 + x1) / 2.0) ** 2
+        dy = np.clip(top - ys, 0.0, None) ** 2
+        distance = np.sqrt(dy[:, None] + dx[None, :]) / face_width
+        nearer = distance < best
+        best[nearer] = distance[nearer]
+        owner[nearer] = index
+    return np.repeat(np.repeat(owner, step, axis=0), step, axis=1)[:height, :width]
+
+
+def separate_people(rgb: np.ndarray, alpha: np.ndarray, box: tuple[float, float, float, float],
+                    others: list[tuple[float, float, float, float]]) -> np.ndarray | None:
+    """(H, W) float32 0-1: how much each pixel of the matte is the chosen person's, where other people
+    touch it. OpenCV's GrabCut on a copy SEPARATE_SIDE px long: sure background outside the matte
+    and in the other faces' boxes, sure foreground in the chosen face and the middle of its body, the
+    rest of the matte "probably" the chosen person's or another's by the nearest body axis
+    (`person_owner`); GrabCut's colour models settle the probable pixels (blonde hair against a
+    neighbour's dark curls). The answer is scaled back smoothly (a soft edge where people touch).
+    None where GrabCut cannot run (no background left, say). Colour order does not matter to it."""
+    height, width = alpha.shape
+    scale = min(1.0, SEPARATE_SIDE / max(height, width))
+    size = (max(1, round(width * scale)), max(1, round(height * scale)))
+    small = cv2.resize(np.ascontiguousarray(rgb), size, interpolation=cv2.INTER_AREA)
+    matte = cv2.resize(alpha, size, interpolation=cv2.INTER_AREA)
+    scaled = [tuple(v * scale for v in b) for b in (box, *others)]
+    owner = person_owner(matte.shape, scaled)  # type: ignore[arg-type]
+    mask = np.where(matte >= SEPARATE_MATTE, np.where(owner == 0, cv2.GC_PR_FGD, cv2.GC_PR_BGD), cv2.GC_BGD).astype(np.uint8)
+    for ox0, oy0, ox1, oy1 in scaled[1:]:
+        mask[max(0, int(oy0)) : max(0, int(math.ceil(oy1))), max(0, int(ox0)) : max(0, int(math.ceil(ox1)))] = cv2.GC_BGD
+    x0, y0, x1, y1 = scaled[0]
+    w, h = x1 - x0, y1 - y0
+    mask[max(0, int(y0 + 0.15 * h)) : max(0, int(y1 - 0.1 * h)), max(0, int(x0 + 0.2 * w)) : max(0, int(x1 - 0.2 * w))] = cv2.GC_FGD
+    body = (slice(max(0, int(y1 + 0.3 * h)), None), slice(max(0, int((x0 + x1) / 2 - 0.25 * w)), max(0, int((x0 + x1) / 2 + 0.25 * w))))
+    mask[body] = np.where(matte[body] >= 128, cv2.GC_FGD, mask[body])
+    if not ((mask == cv2.GC_BGD) | (mask == cv2.GC_PR_BGD)).any():
+        return None
+    models = (np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64))
+    try:
+        cv2.grabCut(small, mask, None, models[0], models[1], SEPARATE_ITERATIONS, cv2.GC_INIT_WITH_MASK)
+    except cv2.error:
+        return None
+    chosen = ((mask == cv2.GC_FGD) | (mask == cv2.GC_PR_FGD)).astype(np.float32)
+    return cv2.resize(chosen, (width, height), interpolation=cv2.INTER_LINEAR)
+
+
+def _cut_other_people(alpha: np.ndarray, box: tuple[float, float, float, float],
+                      others: list[tuple[float, float, float, float]], rgb: np.ndarray | None) -> np.ndarray:
+    """`alpha` without what belongs to the other people: `separate_people` where the photo is given,
+    else every pixel nearer another's body axis (`person_owner`) set to 0 but the chosen face box."""
+    weight = None if rgb is None else separate_people(rgb, alpha, box, others)
+    if weight is not None:
+        return np.clip(alpha.astype(np.float32) * weight + 0.5, 0, 255).astype(np.uint8)
+    height, width = alpha.shape
+    x0, y0, x1, y1 = box
+    cut = person_owner(alpha.shape, [box, *others]) != 0
+    cut[max(0, int(y0)) : min(height, int(math.ceil(y1))), max(0, int(x0)) : min(width, int(math.ceil(x1)))] = False
+    if not cut.any():
+        return alpha
+    out = alpha.copy()
+    out[cut] = 0
+    return out
