@@ -235,3 +235,36 @@ def test_the_chinese_passport_asks_for_lips_naturally_closed() -> None:
     assert spec.rules.mouth_closed is True
     assert "嘴唇自然闭合" in spec.expression_source.quote and not spec.expression_source.is_default
     assert SPECS["cn-visa"].rules.mouth_closed and "lips closed" in SPECS["cn-visa"].expression_source.quote
+
+
+# --- "compliant" only beyond the measuring error (issue 33, part 5) --------------------------------
+
+def test_a_band_is_judged_with_the_readings_uncertainty() -> None:
+    from app.imaging.compliance import judge_band
+
+    assert judge_band(34.0, (32.0, 36.0), 0.0) is True and judge_band(36.2, (32.0, 36.0), 0.0) is False
+    assert judge_band(34.0, (32.0, 36.0), 1.0) is True     # 2 mm inside: more than the uncertainty
+    assert judge_band(32.6, (32.0, 36.0), 1.0) is None     # inside, but within it of the end
+    assert judge_band(31.4, (32.0, 36.0), 1.0) is None     # outside, but within it
+    assert judge_band(30.5, (32.0, 36.0), 1.0) is False    # outside by more than it
+    assert judge_band(50.0, (32.0, float("inf")), 1.0) is True
+
+
+def test_the_skull_crown_lines_carry_the_estimates_uncertainty() -> None:
+    """ca-passport measures to the skull under the hair, estimated +-8 %: a head height within that
+    of the band's end is uncertain, neither a pass nor a failure, and `compliant` cannot be true."""
+    from app.imaging.compliance import reading_uncertainty, rule_checks
+
+    spec = SPECS["ca-passport"]
+    assert spec.rules.crown == "skull"
+    values = {"head_height": spec.rules.head_height.high - 0.3, "eye_distance": 9.0, "crown_margin": None,
+              "chin_margin": None, "eye_line": None, "head_width": None, "centre_x": None, "side_margin": None}
+    skull = reading_uncertainty(values, crown_meaning="skull", width_of="face", dense_chin=True)
+    hair = reading_uncertainty(values, crown_meaning="hair", width_of="face", dense_chin=True)
+    assert skull["head_height"] > 1.0 > hair["head_height"] > 0.0 and hair["crown_margin"] == 0.0
+    line = next(c for c in rule_checks(values, spec.rules, crown_meaning="skull", uncertainty=skull) if c.name == "head_height")
+    assert line.passed is None and line.uncertainty == pytest.approx(skull["head_height"])
+    assert "cannot tell" in line.advice and line.judged
+    values["head_height"] = (spec.rules.head_height.low + spec.rules.head_height.high) / 2
+    middle = next(c for c in rule_checks(values, spec.rules, crown_meaning="skull", uncertainty=skull) if c.name == "head_height")
+    assert middle.passed is True

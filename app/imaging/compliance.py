@@ -16,11 +16,13 @@ from typing import Any
 from .people import PERSON_LINK
 from .placement import (
     FACE_WIDTH_IOD,
+    FACE_WIDTH_UNCERTAINTY,
     PERSON,
     RULE_NAMES,
     SKULL_ABOVE_EYES_IOD,
     SKULL_UNCERTAINTY,
     band_miss,
+    band_slack,
     chin_from_landmarks,
     head_width_at,
     skull_top,
@@ -51,7 +53,14 @@ class Check:
     unit: str | None = None
     advice: str | None = None
     broken_by: float | None = None  # how far outside its band (in `unit`) a failed rule is
-    kind: str = "rule"  # "rule", "pose", "quality", "expression", "info", "not_checked"
+    kind: str = "rule"  # "rule", "pose", "quality", "expression", "edit", "info", "not_checked"
+    uncertainty: float | None = None  # the reading's measuring uncertainty (in `unit`), where it matters
+
+    @property
+    def judged(self) -> bool:
+        """A line that `compliant` needs to pass: everything but information and what is not checked
+        (a line the measure cannot decide, pass None, is judged and does not pass)."""
+        return self.kind not in ("info", "not_checked")
 
     def to_dict(self) -> dict[str, object]:
         value = round(self.value, 4) if isinstance(self.value, float) else self.value
@@ -63,6 +72,8 @@ class Check:
             out["advice"] = self.advice
         if self.broken_by is not None:
             out["broken_by"] = round(self.broken_by, 2)
+        if self.uncertainty is not None:
+            out["uncertainty"] = round(self.uncertainty, 2)
         return out
 
 
@@ -202,9 +213,47 @@ def measure_output(
     return values
 
 
-def rule_checks(values: dict[str, float | None], rules: Any, *, crown_meaning: str = "hair") -> list[Check]:
+# The chin from the dense landmarks is within 0.03 eye distances of four chins read by eye; the
+# eyes-and-mouth estimate without them was up to 0.28 low (README, "The pipeline").
+CHIN_UNCERTAINTY_IOD = 0.03
+CHIN_ESTIMATE_UNCERTAINTY_IOD = 0.28
+
+
+def reading_uncertainty(values: dict[str, float | None], *, crown_meaning: str, width_of: str, dense_chin: bool) -> dict[str, float]:
+    """mm of measuring uncertainty per rule whose reading is an estimate: the skull under the hair
+    (SKULL_UNCERTAINTY of its height above the eyes), the chin (CHIN_UNCERTAINTY_IOD eye distances
+    from the dense landmarks, CHIN_ESTIMATE_UNCERTAINTY_IOD without), the face's width between the
+    ear roots (FACE_WIDTH_UNCERTAINTY). The other readings are good to a pixel or two."""
+    iod = values.get("eye_distance") or 0.0
+    crown = SKULL_UNCERTAINTY * SKULL_ABOVE_EYES_IOD * iod if crown_meaning == "skull" else 0.0
+    chin = (CHIN_UNCERTAINTY_IOD if dense_chin else CHIN_ESTIMATE_UNCERTAINTY_IOD) * iod
+    out = {"head_height": math.hypot(crown, chin), "crown_margin": crown, "chin_margin": chin}
+    if width_of == "face" and values.get("head_width") is not None:
+        out["head_width"] = FACE_WIDTH_UNCERTAINTY * float(values["head_width"])  # type: ignore[arg-type]
+    return out
+
+
+def judge_band(value: float, ends: tuple[float, float], uncertainty: float) -> bool | None:
+    """True inside the band by more than `uncertainty`, False outside it by more than that, None
+    within `uncertainty` of an end (the reading cannot tell which side it is on)."""
+    miss = band_miss(value, ends)
+    if miss > uncertainty + 1e-9:
+        return False
+    if miss <= 1e-9 and band_slack(value, ends) > uncertainty:
+        return True
+    return None if uncertainty > 0 else miss <= 1e-9
+
+
+UNCERTAIN_ADVICE = ("Within our measuring uncertainty (+-{u:.1f} mm) of the rule's limit, so we cannot tell: "
+                    "check it yourself, or take the photo again a little further away")
+
+
+def rule_checks(values: dict[str, float | None], rules: Any, *, crown_meaning: str = "hair",
+                uncertainty: dict[str, float] | None = None) -> list[Check]:
     """One line per band the spec holds (mm). Where the crown is the skull, the lines that reach
-    the crown say so, with the estimate's uncertainty."""
+    the crown say so, with the estimate's uncertainty. A reading within its `uncertainty` (mm) of
+    a band's end has pass None: the measure cannot decide, and `compliant` is false."""
+    uncertainty = uncertainty or {}
     checks = []
     for name in RULE_NAMES:
         band = getattr(rules, name, None)
@@ -219,10 +268,13 @@ def rule_checks(values: dict[str, float | None], rules: Any, *, crown_meaning: s
         if value is None:
             checks.append(Check(name, None, allowed, False, unit="mm", advice="Could not be measured on the photo"))
             continue
-        miss = band_miss(value, (-math.inf if band.low is None else band.low, math.inf if band.high is None else band.high))
-        passed = miss <= 1e-9
-        checks.append(Check(name, round(value, 2), allowed, passed, unit="mm",
-                            advice=None if passed else ADVICE[name], broken_by=None if passed else miss))
+        ends = (-math.inf if band.low is None else band.low, math.inf if band.high is None else band.high)
+        miss = band_miss(value, ends)
+        u = uncertainty.get(name, 0.0)
+        passed = judge_band(value, ends, u)
+        advice = None if passed else ADVICE[name] if passed is False else UNCERTAIN_ADVICE.format(u=u)
+        checks.append(Check(name, round(value, 2), allowed, passed, unit="mm", advice=advice,
+                            broken_by=miss if passed is False else None, uncertainty=u or None))
     return checks
 
 
@@ -510,7 +562,9 @@ def report(
         crown_meaning = str(getattr(rules, "crown", "hair"))
         values = measure_output(alpha, landmarks, box, size_mm=size_mm, width_of=width_of, crown_meaning=crown_meaning,
                                 chin=chin)
-        checks.extend(short_of_frame(rule_checks(values, rules, crown_meaning=crown_meaning), missing_mm or {}))
+        uncertainty = reading_uncertainty(values, crown_meaning=crown_meaning, width_of=width_of, dense_chin=chin is not None)
+        checks.extend(short_of_frame(rule_checks(values, rules, crown_meaning=crown_meaning, uncertainty=uncertainty),
+                                     missing_mm or {}))
         seen = estimate_pose(landmarks)
         pose = seen if head_pose is None else Pose(yaw=head_pose.yaw, pitch=head_pose.pitch, roll=seen.roll)
         checks.extend(pose_checks(pose, rules))

@@ -104,8 +104,9 @@ class IdPhoto:
 
     @property
     def compliant(self) -> bool:
-        """Every judged line passes (lines with pass None, information and not checked, are not judged)."""
-        return all(check.passed for check in self.checks if check.passed is not None)
+        """Every judged line passes: information and what is not checked are not judged; a line the
+        measure cannot decide (pass None: a pose or a rule within its reading's uncertainty) is not a pass."""
+        return all(check.passed is True for check in self.checks if check.judged)
 
     def report(self) -> dict[str, object]:
         placement = self.placement

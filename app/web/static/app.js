@@ -414,7 +414,7 @@
         [title, detail] = [check.name.replace(/_/g, " "), `${check.value} (allowed ${check.allowed})`];
       }
       // a failed line, or a pose the estimate cannot decide: say what to do
-      if (check.advice && (check.pass === false || (check.pass === null && check.kind === "pose"))) detail = `${detail}. ${check.advice}`;
+      if (check.advice && (check.pass === false || (check.pass === null && (check.kind === "pose" || check.kind === "rule")))) detail = `${detail}. ${check.advice}`;
       const item = document.createElement("li");
       item.className = state;
       const mark = document.createElement("span");
