@@ -226,7 +226,7 @@ def test_a_tight_crop_is_never_extended_where_the_spec_forbids_it(server: Server
     """Issue 33: the US refuses edited photos, so the tight crop keeps its photographed pixels only:
     nothing painted, the geometry judged as it falls, and the failing rule says how far the photo
     falls short and what to do."""
-    tight = astronaut[8:300, 95:345]
+    tight = astronaut[8:240, 120:330]  # cut 63 px under the chin and close at both sides
     response = server.post("/api/v1/idphoto", files={"image": ("me.jpg", jpeg_bytes(np.ascontiguousarray(tight)), "image/jpeg")},
                            data={"spec": "us-passport"}, headers={"Accept": "application/json"})
     assert response.status_code == 200, response.text
@@ -236,8 +236,9 @@ def test_a_tight_crop_is_never_extended_where_the_spec_forbids_it(server: Server
     assert names["canvas_extended"]["value"] == {} and names["photographed_frame"]["kind"] == "info"
     short = names["photographed_frame"]["value"]
     assert short and all(mm > 0 for mm in short.values())
-    broken = [check for check in names.values() if check["kind"] == "rule" and check["pass"] is False]
-    assert broken and report["compliant"] is False
+    broken = [check for check in names.values()
+              if check["kind"] == "rule" and check["pass"] is False and not check["name"].startswith("background")]
+    assert "head_height" in [check["name"] for check in broken] and report["compliant"] is False
     assert all("step further away" in check["advice"] and "mm" in check["advice"] for check in broken), broken
     # every pixel is the photo's: the output is the tight crop scaled, nothing drawn in (corner colours
     # of the output match the original's pixels there, not a flat fill)
@@ -283,13 +284,15 @@ def test_a_busy_background_is_kept_made_and_named(server: Server) -> None:
 
 
 def test_resume_replaces_the_background_and_can_be_compliant(server: Server) -> None:
-    """No authority stands behind the CV photo: the one-click background change stays, with no edit line."""
-    response = server.post("/api/v1/idphoto", files={"image": ("obama.jpg", corpus_photo("obama"), "image/jpeg")},
+    """No authority stands behind the CV photo: the one-click background change stays, with no edit
+    line (audrey: a white fur backdrop, labelled busy, replaced; the canvas extended below her)."""
+    response = server.post("/api/v1/idphoto", files={"image": ("audrey.jpg", corpus_photo("audrey"), "image/jpeg")},
                            data={"spec": "resume"}, headers={"Accept": "application/json"})
     assert response.status_code == 200, response.text
     report = response.json()["compliance"]
     assert "replace_background" in [e["operation"] for e in report["edits"]]
     assert all(e["allowed"] is None and e["source"] is None for e in report["edits"])
+    assert 0.2 < report["unphotographed_share"] < 0.9
     assert report["compliant"] is True, [c for c in report["checks"] if c["pass"] is False]
 
 

@@ -29,6 +29,11 @@ from app.service import Service
 OUTPUTS = ("1959", "1960", "1961", "1962", "1963", "1964", "1965")
 ONE_PHOTO = (quantised.CalibrationPhoto(*quantised._ASTRONAUT),)  # a fast calibration set for the fake
 FAST = dataclasses.replace(quantised.RECIPE, method="MinMax", calibration="tests-one-photo")
+# Without an int8 dot-product instruction (VNNI, AMX) onnxruntime's AVX2 kernels saturate u8 x s8
+# products (precision.decide never picks int8 there); 7-bit weights avoid it, so where this CPU lacks
+# one the file the test runs is made with them
+VNNI = bool(precision.cpu_signature()["int8"])
+FAST_HERE = FAST if VNNI else dataclasses.replace(FAST, reduce_range=True)
 
 
 def fake_u2net(*, seed: int = 3) -> bytes:
@@ -124,7 +129,7 @@ def test_quantise_converts_the_opset_and_quantises_the_trunk_per_channel(tmp_pat
     source.write_bytes(fake_u2net())
     target = tmp_path / "int8.onnx"
     inputs = quantised.calibration_inputs(ONE_PHOTO)
-    quantised.quantise(source, target, inputs=inputs, recipe=FAST)
+    quantised.quantise(source, target, inputs=inputs, recipe=FAST_HERE)
     model = onnx.load(str(target))
     assert opset(onnx.load(str(source))) == 11 and opset(model) == 13
     produced_by = {output: node for node in model.graph.node for output in node.output}
@@ -143,7 +148,8 @@ def test_quantise_converts_the_opset_and_quantises_the_trunk_per_channel(tmp_pat
     assert all(a.shape == (1, 1, 320, 320) and a.dtype == np.float32 for a in after)
     worst = max(float(np.abs(a - b).max()) for a, b in zip(before, after, strict=True))
     mean = float(np.mean([np.abs(a - b).mean() for a, b in zip(before, after, strict=True)]))
-    assert 0.0 < mean < 0.01 and worst < 0.1, (mean, worst)  # quantised (not the same graph), and close
+    # quantised (not the same graph), and close: 7-bit weights (FAST_HERE without VNNI) have twice the step
+    assert 0.0 < mean < 0.01 and worst < (0.1 if VNNI else 0.2), (mean, worst)
 
 
 def test_all_nodes_are_quantised_without_fp32_heads(tmp_path: Path) -> None:
@@ -363,6 +369,9 @@ def test_auto_measures_once_and_keeps_the_result(fake_home: tuple[Path, manifest
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     home, spec = with_int8(fake_home, monkeypatch)
     monkeypatch.setattr(precision, "AUTO_PICKS_INT8", True)
+    # the measuring and its record are this test's subject, on any CPU: a CPU without VNNI never gets
+    # as far (test_decide covers that refusal)
+    monkeypatch.setattr(precision, "cpu_signature", lambda: {"model": "a CPU with VNNI", "int8": ["avx512_vnni"]})
     opt = tmp_path / "optimised"
     calls: list[precision.Measurement] = []
     real = precision.time_sessions

@@ -87,11 +87,21 @@ def no_worse(outcomes: dict[str, dict]) -> bool:
     return compliant[quantised.INT8] >= compliant[quantised.FP32] and refused[quantised.INT8] == refused[quantised.FP32]
 
 
-def test_int8_mattes_stay_close_to_fp32(portraits: list, mattes: dict[str, object]) -> None:
-    """What holds for the recipe either way: the median overlap and the mean alpha difference."""
+def test_int8_mattes_stay_close_to_fp32(portraits: list, mattes: dict[str, object], monkeypatch: pytest.MonkeyPatch) -> None:
+    """What holds for the recipe either way: the median overlap and, on a CPU with an int8 dot-product
+    instruction, the mean alpha difference. Without one (VNNI, AMX) onnxruntime's AVX2 kernels saturate
+    u8 x s8 products: measured on an AMD EPYC without VNNI, the median overlap held (0.996) and the mean
+    difference did not (0.025), which is why `precision.decide` never picks int8 on such a CPU."""
     every = mattes["all"]
     assert every["photos"] == len(portraits) >= 20
-    assert every["median_iou"] >= MIN_MEDIAN_IOU and every["mean_alpha_diff"] <= MAX_MEAN_ALPHA_DIFF, every
+    assert every["median_iou"] >= MIN_MEDIAN_IOU, every
+    if precision.cpu_signature()["int8"]:
+        assert every["mean_alpha_diff"] <= MAX_MEAN_ALPHA_DIFF, every
+    else:  # even a recipe that passed the gate is not picked here
+        monkeypatch.setattr(precision, "AUTO_PICKS_INT8", True)
+        choice = precision.decide(setting="auto", on_cpu=True, fp32_installed=True, int8_installed=True,
+                                  measure=lambda: precision.Measurement(fp32_seconds=1.0, int8_seconds=0.1), vnni=False)
+        assert choice.variant == quantised.FP32 and "VNNI" in choice.reason
 
 
 def test_the_default_follows_the_quality_gate(mattes: dict[str, object], id_photos: dict[str, dict]) -> None:

@@ -156,8 +156,9 @@
       else if (name !== "custom") show = cutout || !allowed || allowed.has(name);
       label.hidden = !show;
       const text = label.querySelector("span");
+      if (name === "keep" || name === "transparent" || name === "custom") continue;  // their own words
       if (allowed && spec && name === spec.default_background) text.textContent = `${colourLabel(name)} (usual)`;
-      else if (name !== "transparent" && name !== "custom" && name !== "keep") text.textContent = colourLabel(name);
+      else text.textContent = colourLabel(name);
     }
     if (reset || !checked || checked.closest(".swatch").hidden) {
       const fallback = cutout ? "transparent" : (spec ? spec.default_background : "white");
