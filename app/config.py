@@ -211,6 +211,12 @@ class Settings:
     def validate(self) -> None:
         from .models.manifest import MANIFEST, Role  # pure data
 
+        if self.threads is not None and self.threads < self.queue_depth + 2:
+            raise ConfigError(
+                f"THREADS={self.threads} leaves no thread for probes and fast 503s: each worker needs one thread "
+                f"inferring, QUEUE_DEPTH={self.queue_depth} waiting and one spare, so at least {self.queue_depth + 2} "
+                "(or leave THREADS unset)"
+            )
         segmentation = [name for name in self.models if name in MANIFEST and MANIFEST[name].role == Role.SEGMENTATION]
         if segmentation and self.segmentation_model not in self.models:
             raise ConfigError(

