@@ -213,7 +213,17 @@ def summarise(rows: list[dict], specs: list[str]) -> None:
         out(f"right answers: {len(right)} of {len(frontal)} frontal pairs ({100 * len(right) / len(frontal):.1f} %) "
             f"pass the inspector and the service fails no line but the face's resolution or, where the labels by eye "
             f"say so, mouth_closed and eyes_open ({capture} of them carry such a line)")
-        false_assurance = [r for r in frontal if r["status"] == "made" and not r["service_failed"] and r["inspector_failed"]]
+        def undecided(row: dict) -> list[str]:
+            """Judged lines the measure could not decide (pass null): not compliant either."""
+            if "service_undecided" in row:
+                return row["service_undecided"]
+            return [c["name"] for c in row.get("service_checks", []) if c["pass"] is None
+                    and c["kind"] not in ("info", "not_checked", "edit")]
+
+        called = [r for r in frontal if r["status"] == "made" and not r["service_failed"] and not undecided(r)]
+        out(f"called compliant (edit lines aside; no line failed or undecided): {len(called)} of {len(frontal)} frontal pairs; "
+            f"undecided lines: {', '.join(f'{k} {v}' for k, v in Counter(n for r in frontal if r['status'] == 'made' for n in undecided(r)).most_common()) or 'none'}")
+        false_assurance = [r for r in called if r["inspector_failed"]]
         wrong_lines = Counter(name for r in frontal if r["status"] == "made" for name in set(r["service_failed"]) - justified(r))
         told_turned = sum("yaw_degrees" in r["service_failed"] for r in frontal if r["status"] == "made")
         out(f"false assurance: {len(false_assurance)} frontal pairs called compliant that the inspector fails "

@@ -81,6 +81,9 @@ def run_pair(
     service_failed = [check.name for check in photo.checks if check.passed is False and check.kind != "edit"]
     edit_failed = [check.name for check in photo.checks if check.passed is False and check.kind == "edit"]
     to_check = [check.name for check in photo.checks if check.passed is None and check.kind == "pose"]
+    # judged lines the measure cannot decide (a pose, or a rule within its reading's uncertainty):
+    # the report does not call such a photo compliant
+    undecided = [check.name for check in photo.checks if check.passed is None and check.judged]
     seen = np.asarray(Image.open(io.BytesIO(photo.data)).convert("RGB"))
     verdict = None if colour is None else inspect_id_photo(seen, **inspector_bands(spec_id, "#%02x%02x%02x" % colour))
     extension = None
@@ -99,6 +102,7 @@ def run_pair(
         "edits": photo.edits,
         "unphotographed_share": photo.unphotographed_share,
         "service_to_check": to_check,
+        "service_undecided": undecided,
         "service_checks": [check.to_dict() for check in photo.checks],
         "inspector_failed": inspector_failed,
         "inspector": verdict,
