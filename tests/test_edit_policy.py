@@ -268,3 +268,16 @@ def test_the_skull_crown_lines_carry_the_estimates_uncertainty() -> None:
     values["head_height"] = (spec.rules.head_height.low + spec.rules.head_height.high) / 2
     middle = next(c for c in rule_checks(values, spec.rules, crown_meaning="skull", uncertainty=skull) if c.name == "head_height")
     assert middle.passed is True
+
+
+@pytest.mark.parametrize("roll", [0.0, 4.0, -9.0])
+def test_the_photographed_mask_is_the_frame_warped(roll: float) -> None:
+    """canvas.photographed_mask (the output grid mapped back) marks what warping a blank photo marks."""
+    from app.imaging.canvas import photographed_mask
+
+    shape = (360, 420)
+    frame = placement(roll=roll, scale=1.1, origin=(-30.0, -20.0))
+    mask = photographed_mask(frame, shape)
+    warped = warp(np.full(shape, 255, np.uint8), frame, fill=0)
+    assert mask.shape == warped.shape and 0 < mask.mean() < 255
+    assert (np.abs(mask.astype(int) - warped) > 128).mean() < 0.001

@@ -74,6 +74,19 @@ def _frame_corners(placement: Placement) -> tuple[np.ndarray, np.ndarray]:
     return a * corners[:, 0] + b * corners[:, 1] + c, d * corners[:, 0] + e * corners[:, 1] + f
 
 
+def photographed_mask(placement: Placement, shape: tuple[int, int]) -> np.ndarray:
+    """(H, W) uint8 of the output: 255 where a pixel's centre maps inside an input of `shape` (H, W),
+    0 beyond the photographed frame. Computed from the affine map on the output's grid alone (no
+    input-sized buffer)."""
+    height, width = shape
+    a, b, c, d, e, f = placement.output_to_input()
+    w_out, h_out = placement.size
+    u = np.arange(w_out, dtype=np.float64)[None, :] + 0.5
+    v = np.arange(h_out, dtype=np.float64)[:, None] + 0.5
+    xs, ys = a * u + b * v + c, d * u + e * v + f
+    return np.where((xs >= 0) & (xs < width) & (ys >= 0) & (ys < height), 255, 0).astype(np.uint8)
+
+
 def fit_inside(placement: Placement, shape: tuple[int, int]) -> Placement:
     """The placement moved, and where the frame is larger than the photo enlarged about its centre,
     so that the output samples photographed pixels only (BICUBIC_REACH px clear of every edge of an

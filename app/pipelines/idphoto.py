@@ -25,7 +25,7 @@ from ..models.faces import Face
 from ..models.landmarks68 import Landmarks68, menton, mouth_openness
 from ..models.registry import FaceDetector
 from ..models.segmentation import AlphaMatting, Segmenter
-from ..imaging.canvas import Extension, extend, fit_inside, needed_extension
+from ..imaging.canvas import Extension, extend, fit_inside, needed_extension, photographed_mask
 from ..imaging.people import keep_person
 from ..imaging.placement import (
     FACE_WIDTH_IOD,
@@ -327,7 +327,7 @@ def _render(photo: np.ndarray, foreground: np.ndarray, alpha: np.ndarray, frame:
     shoulders."""
     applied: list[str] = []
     placement, extension = frame.placement, frame.extension
-    photographed = warp(np.full(alpha.shape, 255, np.uint8), placement, fill=0)
+    photographed = photographed_mask(placement, alpha.shape)
     if extension.any:
         skin = None if face is None else expression.face_skin(foreground, face.landmarks)
         face_width = None if face is None else FACE_WIDTH_IOD * float(np.hypot(*(face.landmarks[1] - face.landmarks[0])))
