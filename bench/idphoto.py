@@ -8,6 +8,7 @@
     .venv/bin/python -m bench.idphoto --pose-consistency [--corpus DIR]   # the pose estimate's uncertainty
     .venv/bin/python -m bench.idphoto --expression [--corpus DIR]   # the mouth and eyes lines against the labels
     .venv/bin/python -m bench.idphoto --backgrounds [--corpus DIR] [--spec ...]   # kept backgrounds against the labels
+    .venv/bin/python -m bench.idphoto --capture [--corpus DIR]   # the capture lines against the labels
 
 Timings: the median of each stage over --runs requests (after one warm-up request) on the
 astronaut, and the compliance report of the last one.
@@ -41,7 +42,8 @@ from app.warmup import photo as warmup_photo
 from app.config import Settings
 from tests.support.corpus import PORTRAITS, default_dir, load_manifest
 from tests.support.inspector import inspect_id_photo
-from tests.support.judge import MatteOnce, background_judged_right, inspector_bands, pose_consistency, run_pair
+from tests.support.judge import (CAPTURE_LINE, MatteOnce, background_judged_right, capture_outcomes, corpus_portraits,
+                                 inspector_bands, pose_consistency, run_pair)
 
 DEFAULT_SPECS = (
     "us-passport", "icao", "uk-passport", "cn-passport", "ca-passport", "jp-passport", "cn-1inch", "cn-2inch",
@@ -49,6 +51,10 @@ DEFAULT_SPECS = (
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
 # the kept-background run: strict specs of every family of allowed colours (white; white or grey or
 # light blue; grey or cream; white, grey or light blue; blue)
+# the service's geometric lines and the inspector's rule for the same property: a line the service
+# fails is a right answer where the inspector, measuring the output on its own, fails it too
+CONFIRMED_BY = {"head_height": "head_height_ratio", "eye_line": "eye_line_ratio", "crown_margin": "crown_margin_mm",
+                "chin_margin": "chin_margin_mm", "roll_degrees": "roll_degrees", "face_count": "face_count"}
 BACKGROUND_SPECS = ("us-passport", "icao", "uk-passport", "cn-passport", "de-passport", "cn-chsi")
 
 
@@ -181,20 +187,31 @@ def summarise(rows: list[dict], specs: list[str]) -> None:
             f"(the issue asks for >= 95 %); {undecided} of them carry a pose line the estimate cannot decide")
         mouths = {p.name: p.mouth for p in PORTRAITS}
         eyes = {p.name: p.eyes for p in PORTRAITS}
+        captures = {p.name: p.capture for p in PORTRAITS}
 
         def justified(row: dict) -> set[str]:
-            """Failed lines that are right about the original: the face's resolution (measured on the
+            """Failed lines that are right about the photo: the face's resolution (measured on the
             original itself), the mouth where the portrait is labelled open by eye, the eyes where
-            they are labelled shut."""
+            they are labelled shut, a capture line where its fault is labelled, and a geometric line whose property the inspector fails too (a
+            tight original kept inside its frame fails its head height for both judges)."""
             allowed = {"face_resolution"}
             if mouths.get(row["portrait"]) == "open":
                 allowed.add("mouth_closed")
             if eyes.get(row["portrait"]) == "closed":
                 allowed.add("eyes_open")
+            if captures.get(row["portrait"], "good") in CAPTURE_LINE:
+                allowed.add(CAPTURE_LINE[captures[row["portrait"]]])
+            allowed.update(line for line, rule in CONFIRMED_BY.items() if rule in row["inspector_failed"])
             return allowed
 
-        right = [r for r in frontal if r["status"] == "made" and not r["inspector_failed"]
-                 and set(r["service_failed"]) <= justified(r)]
+        def answered_right(row: dict) -> bool:
+            """The service's verdict is right: both judges pass the photo, or the service fails it on
+            a geometric line the inspector fails too (other lines it fails being justified as well)."""
+            if row["status"] != "made" or not set(row["service_failed"]) <= justified(row):
+                return False
+            return bool(set(row["service_failed"]) & set(CONFIRMED_BY)) or not row["inspector_failed"]
+
+        right = [r for r in frontal if answered_right(r)]
         out("### Frontal portraits, per spec")
         out("| spec | pairs | the inspector passes | the service and the inspector pass | right answers (see below) |")
         out("|---|---|---|---|---|")
@@ -211,8 +228,10 @@ def summarise(rows: list[dict], specs: list[str]) -> None:
         out()
         capture = sum(bool(set(r["service_failed"])) for r in right)
         out(f"right answers: {len(right)} of {len(frontal)} frontal pairs ({100 * len(right) / len(frontal):.1f} %) "
-            f"pass the inspector and the service fails no line but the face's resolution or, where the labels by eye "
-            f"say so, mouth_closed and eyes_open ({capture} of them carry such a line)")
+            f"are right: both judges pass, or the service fails a geometric line that the inspector fails too; any other "
+            f"line it fails is one the inspector confirms, the face's resolution or, where the labels by eye say so, "
+            f"mouth_closed and eyes_open "
+            f"({capture} of them carry a failed line); both judges pass: {sum(not r['service_failed'] for r in right)}")
         def undecided(row: dict) -> list[str]:
             """Judged lines the measure could not decide (pass null): not compliant either."""
             if "service_undecided" in row:
@@ -402,6 +421,39 @@ def pose_consistency_main(folder: Path) -> None:
             f"{figures['uncertainty_95']:.2f} | {UNCERTAINTY_DEG[axis]:g} |")
 
 
+def capture_main(folder: Path) -> None:
+    """The capture lines (sharpness, exposure, even lighting) against the corpus's labels by eye, and
+    on degraded copies of the portraits labelled good: per label, how many are judged right, then
+    every real portrait's values."""
+    from app.models.centerface import CenterFace, make_dims_dynamic
+    from app.models.sessions import Providers, create_session
+
+    settings = Settings.from_env()
+    cpu = Providers(("CPUExecutionProvider",))
+    detector = CenterFace(create_session(make_dims_dynamic((settings.model_home / "centerface.onnx").read_bytes()),
+                                         providers=cpu, label="bench"))
+    rows = capture_outcomes(detector, corpus_portraits(folder))
+    out("| label | photos | judged right | wrong |")
+    out("|---|---|---|---|")
+    for real in (True, False):
+        mine = [r for r in rows if (r["copy"] is None) == real]
+        for label in sorted({str(r["label"]) for r in mine}):
+            group = [r for r in mine if r["label"] == label]
+            right = sum(bool(r["right"]) for r in group)
+            wrong = ", ".join(f"{r['portrait']} ({', '.join(r['failed']) or 'none failed'})" for r in group if not r["right"])
+            out(f"| {label}{'' if real else ' (copies: ' + str(group[0]['copy']) + ')'} | {len(group)} | "
+                f"{right} ({100 * right / len(group):.0f} %) | {wrong or '-'} |")
+    out()
+    out("| portrait | label | sharpness | luminance | black share | white share | darker half / brighter |")
+    out("|---|---|---|---|---|---|---|")
+    for r in rows:
+        if r["copy"] is None:
+            v = r["values"]
+            exposure = v["capture_exposure"]
+            out(f"| {r['portrait']} | {r['label']} | {v['capture_sharpness']:.2f} | {exposure['luminance']:.3f} | "
+                f"{exposure['dark']:.4f} | {exposure['bright']:.4f} | {v['capture_lighting']:.3f} |")
+
+
 def expression_main(folder: Path) -> None:
     """The expression lines against the corpus's labels by eye: per portrait the mouth's openness
     (68 landmarks) and the eyes the cascade found, then the accuracy on the frontal portraits (and
@@ -470,12 +522,16 @@ def main() -> None:
                         "on the corpus (each portrait against its mirror image)")
     parser.add_argument("--expression", action="store_true", help="the mouth and eyes lines against the corpus's "
                         "labels by eye")
+    parser.add_argument("--capture", action="store_true", help="the capture lines against the corpus's labels by eye "
+                        "and on degraded copies")
     parser.add_argument("--backgrounds", action="store_true", help="kept backgrounds: the background lines against "
                         "the corpus's labels by eye")
     args = parser.parse_args()
     if args.backgrounds:
         args.corpus = args.corpus or default_dir()
         backgrounds_main(args)
+    elif args.capture:
+        capture_main(args.corpus or default_dir())
     elif args.expression:
         expression_main(args.corpus or default_dir())
     elif args.pose_consistency:

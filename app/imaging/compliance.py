@@ -7,11 +7,12 @@ the output), never the numbers the pipeline aimed for.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
-from typing import Any
 
 from .people import PERSON_LINK
 from .placement import (
@@ -317,6 +318,59 @@ def resolution_check(*, input_eye_distance_px: float, output_eye_distance_px: fl
                  f">= {MIN_EYE_DISTANCE_PX} px between the eye centres of the original where the print enlarges it "
                  "(ISO/IEC 19794-5:2005, 8.4.1, full frontal image)", passed, unit="px", kind="quality",
                  advice=advice, broken_by=None if passed else MIN_EYE_DISTANCE_PX - input_eye_distance_px)
+
+
+# --- capture quality that an officer refuses: blur, a dim face, one side in shadow -----------------
+# The measures are app.imaging.quality's (on the original's face, aligned); these lines turn three of
+# them into judged lines. Thresholds set on the portrait corpus labelled by eye by capture
+# (tests/support/corpus.py, `capture`), printed per label by `python -m bench.idphoto --capture`.
+# The requirements' words, read in copies (no primary text was in the search corpus):
+CAPTURE_SOURCES = {
+    "sharpness": "HM Passport Office, 'Passport photographs' leaflet (a copy at "
+                 "https://www.scribd.com/doc/92433973/Passport-Photographs): the photographs must \"be in sharp focus "
+                 "and clear\"",
+    "exposure": "ANSI/NIST-ITL 1-2011, E.3.6 'No saturation' (a copy at https://yumpu.com/en/document/view/42300191/"
+                "acknowledgements-for-ansi-nist-itl-1-2011-nist-visual-image-/514): \"there shall be no saturation "
+                "(over or under exposure) on the face\"",
+    "lighting": "HM Passport Office, the same leaflet: \"free from shadows\"; ISO/IEC 19794-5 as adopted in GOST R "
+                "ISO/IEC 19794-5-2013, table C.8 (a copy at https://ajdocs.ru/gsp/34565/97) measures the uniformity "
+                "of the light as the difference of exposure between the right and the left half of the face",
+}
+# A dim face: its mean luminance under DIM_LUMINANCE *and* more than DIM_DARK_SHARE of it crushed to
+# black (luminance 0-25). Both, so that a well-lit dark skin (a low mean, no crushed pixels) is never
+# called dim. The labelled dim portrait: 0.254 and 4.8 %; the well-lit corpus faces: means 0.38-0.73,
+# crushed shares up to 1.5 %. No corpus face has dark skin near the limit: the crushed share is what
+# keeps that case safe, and it is tested on a darkened real face and a dark-toned one.
+DIM_LUMINANCE = 0.30
+DIM_DARK_SHARE = 0.02
+
+
+def capture_checks(components: Sequence[dict]) -> list[Check]:
+    """Judged lines from the capture-quality measures of the original's face (`quality.assess`):
+    `capture_sharpness`, `capture_exposure` (dim, crushed or washed out) and `capture_lighting` (one
+    side of the face in shadow). Nothing when the face could not be measured."""
+    found = {str(c["name"]): c for c in components}
+    if "sharpness" not in found:
+        return []
+    sharp, luminance = found["sharpness"], found["luminance"]
+    dark, bright, even = found["under_exposure"], found["over_exposure"], found["illumination_uniformity"]
+    dim = float(luminance["value"]) < DIM_LUMINANCE and float(dark["value"]) > DIM_DARK_SHARE
+    exposed = not dim and all(c["passed"] is not False for c in (luminance, dark, bright))
+    lines = [
+        Check("capture_sharpness", sharp["value"], f">= {sharp['threshold']['min']} (our measure; {CAPTURE_SOURCES['sharpness']})",
+              sharp["passed"], kind="quality", advice=None if sharp["passed"] is not False else sharp["advice"]),
+        Check("capture_exposure", {"luminance": luminance["value"], "dark": dark["value"], "bright": bright["value"]},
+              f"mean face luminance {luminance['threshold']['min']}-{luminance['threshold']['max']}, not under "
+              f"{DIM_LUMINANCE} with over {DIM_DARK_SHARE:.0%} of the face black; at most {dark['threshold']['max']:.0%} "
+              f"black and {bright['threshold']['max']:.0%} white (our thresholds; {CAPTURE_SOURCES['exposure']})",
+              exposed, kind="quality",
+              advice=None if exposed else (luminance["advice"] if dim or luminance["passed"] is False
+                                           else (dark if dark["passed"] is False else bright)["advice"])),
+        Check("capture_lighting", even["value"], f">= {even['threshold']['min']}, the darker half of the face over the "
+              f"brighter (our threshold; {CAPTURE_SOURCES['lighting']})", even["passed"], kind="quality",
+              advice=None if even["passed"] is not False else even["advice"]),
+    ]
+    return lines
 
 
 # --- the photographed background (kept, not replaced) -------------------------------------------

