@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from app.imaging.sheet import caption_box, get_paper, plan_sheet
 from app.models.centerface import CenterFace, make_dims_dynamic
 from app.models.sessions import Providers, create_session
 from app.specs import BACKGROUND_COLOURS, get_spec
@@ -341,6 +342,19 @@ def test_print_sheet(server: Server, astronaut_jpeg: bytes) -> None:
     sheet = Image.open(io.BytesIO(response.content))
     assert sheet.size in ((1800, 1200), (1200, 1800)) and round(sheet.info["dpi"][0]) == 300
     assert "icao-827x1063-sheet-4x6-8x" in response.headers["Content-Disposition"]
+    # the report in words under the copies: dark text on the paper below the grid, and the same line
+    # in the JSON answer
+    x0, y0, x1, y1 = caption_box(plan_sheet(paper=get_paper("4x6"), photo_mm=(35.0, 45.0)))
+    assert (np.asarray(sheet.convert("L"))[y0:y1, x0:x1] < 128).sum() > 200, "no caption printed below the copies"
+    described = server.post(
+        "/api/v1/idphoto/sheet",
+        files={"image": ("me.jpg", astronaut_jpeg, "image/jpeg")},
+        data={"spec": "us-passport", "paper": "4x6", "background": "white"},
+        headers={"Accept": "application/json"},
+    ).json()
+    caption = described["caption"]
+    assert caption.startswith("US passport") and "replacing the background (refused by the authority)" in caption
+    assert "NOT compliant" in caption and "% not photographed" in caption
 
 
 def test_specs_and_bad_fields(server: Server, astronaut_jpeg: bytes) -> None:

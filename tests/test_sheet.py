@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.imaging.sheet import PAPERS, SheetLayout, cut_mark_boxes, get_paper, plan_sheet, render_sheet
+from app.imaging.sheet import PAPERS, SheetLayout, caption_box, cut_mark_boxes, get_paper, plan_sheet, render_sheet
 
 ID_35x45 = (35.0, 45.0)
 US_2x2 = (50.8, 50.8)
@@ -198,3 +198,23 @@ def test_render_rejects_bad_photo() -> None:
     layout = plan_sheet(paper=PAPERS["4x6"], photo_mm=ID_35x45)
     with pytest.raises(ValueError, match="uint8"):
         render_sheet(np.zeros((10, 10), dtype=np.uint8), layout)
+
+
+def test_a_caption_prints_below_the_grid_and_nowhere_else() -> None:
+    layout = plan_sheet(paper=PAPERS["4x6"], photo_mm=ID_35x45)
+    photo = _test_photo(layout.photo_px)
+    text = "ICAO 35x45 mm · cropping and scaling the photo · every pixel photographed · checked: compliant"
+    plain, captioned = render_sheet(photo, layout), render_sheet(photo, layout, caption=text)
+    x0, y0, x1, y1 = caption_box(layout)
+    changed = np.any(plain != captioned, axis=2)
+    assert changed[y0:y1, x0:x1].sum() > 500  # the words are there
+    changed[y0:y1, x0:x1] = False
+    assert not changed.any()  # and nothing else moved: photos, marks, paper
+    assert not np.any(np.all(captioned[y0:y1, x0:x1] == 0, axis=2)[:, :5])  # centred, not from the edge
+    assert y0 > max(y for _, y in layout.positions) + layout.photo_px[1]  # below the marks, not over a photo
+
+
+def test_a_caption_too_long_to_be_legible_is_left_off() -> None:
+    layout = plan_sheet(paper=PAPERS["4x6"], photo_mm=ID_35x45)
+    photo = _test_photo(layout.photo_px)
+    assert np.array_equal(render_sheet(photo, layout), render_sheet(photo, layout, caption="word " * 400))

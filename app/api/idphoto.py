@@ -8,7 +8,7 @@ import math
 from flask import Blueprint, Response, jsonify
 
 from ..errors import ApiError, ModelUnavailable, PhotoRejected, bad_request
-from ..pipelines.idphoto import IdPhoto, IdPhotoOptions, make_id_photo, print_sheet
+from ..pipelines.idphoto import IdPhoto, IdPhotoOptions, make_id_photo, print_sheet, sheet_caption
 from ..imageio import decode, encode
 from ..models.landmarks68 import Landmarks68
 from ..models.manifest import Role
@@ -198,6 +198,7 @@ def idphoto_sheet() -> Response:
         "sheet_px": list(layout.sheet_px),
         "dpi": sheet_dpi,
         "compliance": photo.report(),
+        "caption": sheet_caption(photo, spec),  # the line printed under the copies
         "quality": photo.quality,
         "photo": base64.b64encode(photo.data).decode("ascii") if forms.wants_json("image/jpeg") else None,
     }

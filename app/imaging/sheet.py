@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageDraw, ImageFont
 
 RGB = tuple[int, int, int]
 
@@ -276,6 +276,7 @@ def render_sheet(
     mark_colour: tuple[int, int, int] = (0, 0, 0),
     mark_mm: float = 1.5,
     mark_width_px: int | None = None,
+    caption: str | None = None,
 ) -> np.ndarray:
     """Render the print sheet described by `layout`.
 
@@ -286,7 +287,8 @@ def render_sheet(
     at each copy's four corners (see `cut_mark_boxes`: `mark_mm` long, `mark_width_px` thick, default
     0.1 mm at the dpi and at least 1 px, on the photo's edge lines but outside the photo), and a copy
     of the photo at each of `layout.positions`. The photos are pasted last, so no mark ever covers a
-    photo pixel.
+    photo pixel. `caption`: one line of text in `mark_colour`, centred in the paper below the grid
+    (see `caption_box`), so the sheet says in words what the report says.
     """
     if not isinstance(photo, np.ndarray) or photo.dtype != np.uint8 or photo.ndim != 3 or photo.shape[2] != 3:
         shape = getattr(photo, "shape", None)
@@ -309,4 +311,39 @@ def render_sheet(
         sheet[ya:yb, xa:xb] = mark
     for x, y in layout.positions:
         sheet[y : y + ph, x : x + pw] = photo
+    if caption:
+        _draw_caption(sheet, caption_box(layout, mark_mm=mark_mm), caption, mark_rgb, dpi=layout.dpi)
     return sheet
+
+
+CAPTION_MAX_MM = 2.0  # the text's height at most: small print, readable on a 4x6 in sheet
+CAPTION_MIN_PX = 8  # below this a line is not legible: the caption is left off
+
+
+def caption_box(layout: SheetLayout, *, mark_mm: float = 1.5) -> tuple[int, int, int, int]:
+    """Where the caption may go, (x0, y0, x1, y1) px: the paper below the grid's full block and its
+    cut marks (`mark_mm` long), inside the side margins."""
+    block_h = layout.rows * layout.photo_px[1] + (layout.rows - 1) * layout.gap_px
+    top = (layout.sheet_px[1] - block_h) // 2 + block_h + mm_to_px(mark_mm, dpi=layout.dpi) + 1
+    return layout.margin_px, top, layout.sheet_px[0] - layout.margin_px, layout.sheet_px[1]
+
+
+def _draw_caption(sheet: np.ndarray, box: tuple[int, int, int, int], text: str, colour: RGB, *, dpi: int) -> None:
+    """The caption in the largest size (up to CAPTION_MAX_MM) that fits `caption_box`, centred; drawn
+    on that strip alone (a copy of the strip, not of the sheet). Left off when even CAPTION_MIN_PX
+    does not fit."""
+    x0, y0, x1, y1 = box
+    if x1 <= x0 or y1 <= y0:
+        return
+    strip = Image.fromarray(sheet[y0:y1, x0:x1])
+    draw = ImageDraw.Draw(strip)
+    size = min(mm_to_px(CAPTION_MAX_MM, dpi=dpi), int(0.6 * (y1 - y0)))
+    while size >= CAPTION_MIN_PX:
+        font = ImageFont.load_default(size=size)
+        left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
+        if right - left <= x1 - x0:
+            draw.text(((x1 - x0 - (right - left)) // 2 - left, (y1 - y0 - (bottom - top)) // 2 - top), text,
+                      fill=colour, font=font)
+            sheet[y0:y1, x0:x1] = np.asarray(strip)
+            return
+        size -= 1

@@ -42,7 +42,7 @@ from ..imaging.placement import (
     vertical_gradient,
     warp,
 )
-from ..specs import PhotoSpec
+from ..specs import OPERATION_WORDS, PhotoSpec
 from ..timings import Timings
 
 FaceMode = Literal["single", "largest"]
@@ -494,4 +494,21 @@ def print_sheet(photo: IdPhoto, spec: PhotoSpec, paper: Paper, *, copies: int | 
 
     ValueError (with the capacity) when the copies do not fit."""
     layout = plan_sheet(paper=paper, photo_mm=(spec.width_mm, spec.height_mm), dpi=dpi, copies=copies)
-    return layout, render_sheet(np.ascontiguousarray(photo.pixels), layout)
+    return layout, render_sheet(np.ascontiguousarray(photo.pixels), layout, caption=sheet_caption(photo, spec))
+
+
+def sheet_caption(photo: IdPhoto, spec: PhotoSpec) -> str:
+    """The report in one line for the print sheet: the spec, what was done to the photographed pixels
+    (and which of it the authority refuses), the share not photographed, and the verdict."""
+    done = []
+    for edit in photo.edits:
+        words = OPERATION_WORDS.get(str(edit["operation"]), str(edit["operation"]))
+        done.append(f"{words} (refused by the authority)" if edit["allowed"] is False else words)
+    share = round(100 * photo.unphotographed_share)
+    painted = f"{share} % not photographed" if share else "every pixel photographed"
+    failed = [check for check in photo.checks if check.judged and check.passed is False]
+    open_lines = [check for check in photo.checks if check.judged and check.passed is None]
+    verdict = ("checked: compliant" if photo.compliant else
+               f"checked: NOT compliant ({len(failed)} failed, {len(open_lines)} to check)" if failed else
+               f"checked: {len(open_lines)} line(s) to check by eye")
+    return f"{spec.name} {spec.width_mm:g}x{spec.height_mm:g} mm · {'; '.join(done) or 'unedited'} · {painted} · {verdict}"

@@ -342,6 +342,10 @@
     const match = /^<=\s*([\d.]+)/.exec(allowed || "");
     return match ? parseFloat(match[1]) : null;
   }
+  function atLeast(allowed) {
+    const match = /^>=\s*([\d.]+)/.exec(allowed || "");
+    return match ? parseFloat(match[1]) : null;
+  }
   const bandText = (allowed) => { const b = band(allowed); return b ? `${pct(b[0])}–${pct(b[1])}` : allowed; };
 
   const mmValue = (value) => (value == null ? "(could not be measured)" : `${Number(value).toFixed(1)} mm`);
@@ -374,6 +378,9 @@
     background_shadow: (c) => [c.pass ? "No shadow behind the head" : "Shadow behind the head", `${Math.round(100 * c.value)}% darker beside the head`],
     photographed_frame: (c) => ["Nothing painted in", c.advice],
     face_resolution: (c) => [c.pass ? "Enough detail for print" : "Too little detail for print", `${Math.round(c.value)} px between the eyes in your original`],
+    capture_sharpness: (c) => [c.pass ? "Sharp" : "Blurred", `sharpness ${Number(c.value).toFixed(1)}; at least ${atLeast(c.allowed)}`],
+    capture_exposure: (c) => [c.pass ? "Well exposed" : "Too dark or washed out", `face brightness ${Math.round(100 * c.value.luminance)}%, ${(100 * c.value.dark).toFixed(1)}% black, ${(100 * c.value.bright).toFixed(1)}% white`],
+    capture_lighting: (c) => [c.pass ? "Even light on the face" : "One side of the face in shadow", `the darker half has ${Math.round(100 * c.value)}% of the brighter half's light`],
     hands: (c) => [c.pass ? "Hands away from the head" : "Hand or arm near the head", c.pass ? "nothing but the head and shoulders" : "skin beside the head"],
     eyes_open: (c) => [c.pass ? "Eyes open" : "Eyes may be closed", `${c.value} eyes seen open`],
     mouth_closed: (c) => c.pass === null
