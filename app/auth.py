@@ -4,7 +4,8 @@ Off unless API_KEYS is set; then a missing or wrong key gets `401` in the one JS
 (with `WWW-Authenticate: Bearer`). Keys are compared in constant time (their SHA-256 digests,
 each one compared whatever the outcome), never logged, and appear in /metrics only as the first 8
 hex digits of their SHA-256 (`pilotlight_api_key_requests_total{key=...}`). `POST /warmup` runs real
-inference, so it needs a key too. Probes stay open, and /metrics too unless METRICS_NEED_KEY=true. CORS preflights (OPTIONS) are not checked: browsers
+inference, so it needs a key too, and so does /metrics (it shows key labels and counts) unless
+METRICS_NEED_KEY=false. Probes stay open. CORS preflights (OPTIONS) are not checked: browsers
 send them without credentials. Warm-up requests (marked in the WSGI environ, unreachable over
 HTTP) pass.
 """

@@ -119,7 +119,9 @@ class Settings:
     trusted_proxies: tuple[str, ...] = ()  # addresses whose X-Forwarded-For names the client (nginx set_real_ip_from)
     max_matting_px: int | None = None  # unknown pixels alpha matting may solve for; None: what half of TIMEOUT allows
     api_keys: tuple[str, ...] = field(default=(), repr=False)  # empty: /api/v1 is open (app/auth.py)
-    metrics_need_key: bool = False  # with API_KEYS: GET /metrics needs a key too
+    # with API_KEYS: GET /metrics needs a key too (it shows key labels and counts); false opens it to a
+    # scraper that cannot send one
+    metrics_need_key: bool = True
 
     @property
     def worker_threads(self) -> int:

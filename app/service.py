@@ -41,7 +41,10 @@ EXTENSION = "pilotlight"
 class Admission(Protocol):
     """Decides when a request may run its inference (the serving layer's gate in a worker)."""
 
-    def slot(self) -> ContextManager[None]: ...
+    def slot(self, *, request: bool = True) -> ContextManager[None]:
+        """Hold this worker's inference slot; `request` False: warm-up work, which picks no lane and
+        is not counted as a request's."""
+        ...
 
     def describe(self) -> dict[str, object]: ...
 
@@ -53,7 +56,7 @@ class Unlimited:
     """Admission outside gunicorn (the CLI, the Flask test client): every request runs at once."""
 
     @contextmanager
-    def slot(self) -> Iterator[None]:
+    def slot(self, *, request: bool = True) -> Iterator[None]:
         yield
 
     def describe(self) -> dict[str, object]:
@@ -190,8 +193,10 @@ class Service:
         if passes and sessions.wide_lanes_open():
             # the requests' code paths are warm now; each wide session still pays its first run,
             # so every model runs once more on its wide lane (not whole requests: at start-up every
-            # worker warms at once, and whole wide requests on all of them oversubscribe the cores)
-            with sessions.forced_lane(sessions.WIDE):
+            # worker warms at once, and whole wide requests on all of them oversubscribe the cores).
+            # All-core work, so it takes an inference slot like any request: a POST /warmup on a busy
+            # worker waits its turn (or gets the fast 503), never runs beside the slots' inferences
+            with self.admission.slot(request=False), sessions.forced_lane(sessions.WIDE):
                 for entry in self.registry.loaded():
                     entry.model.warmup()
         seconds = time.perf_counter() - started

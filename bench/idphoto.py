@@ -313,7 +313,7 @@ def backgrounds_main(args: argparse.Namespace) -> None:
                 continue
             lines = [c for c in row["service_checks"] if c["name"].startswith("background")]
             right = background_judged_right(labels[path.stem], lines, get_spec(spec_id).backgrounds)
-            compliant = not row["service_failed"] and not row["edit_failed"]
+            compliant = not row["service_failed"] and not row["edit_failed"] and not row["service_undecided"]
             rows.append({"portrait": path.stem, "spec": spec_id, "label": labels[path.stem], "right": right,
                          "compliant": compliant, "failed": [c["name"] for c in lines if c["pass"] is False]})
             out(f"  {path.stem:20} {spec_id:12} {labels[path.stem]:15} {'right' if right else 'WRONG'} "

@@ -225,12 +225,13 @@ def test_api_keys_guard_the_api_and_never_reach_the_log(limited: Server, astrona
     right = limited.post(CUTOUT, files=upload, headers={"Authorization": f"Bearer {KEY}"})
     assert right.status_code == 200 and right.headers["Content-Type"] == "image/png"
     assert limited.get("/api/v1/specs", headers={"Authorization": f"Bearer {OTHER_KEY}"}).status_code == 200
-    for open_path in ("/healthz", "/readyz", "/metrics"):
+    for open_path in ("/healthz", "/readyz"):
         assert limited.get(open_path).status_code == 200
-    # POST /warmup runs real inference: a key too
+    # POST /warmup runs real inference, and /metrics shows key labels and counts: a key for both
     assert limited.post("/warmup").status_code == 401
     assert limited.post("/warmup", headers={"Authorization": f"Bearer {KEY}"}).status_code == 200
-    metrics = limited.get("/metrics").text
+    assert limited.get("/metrics").status_code == 401
+    metrics = limited.get("/metrics", headers={"Authorization": f"Bearer {OTHER_KEY}"}).text
     assert 'pilotlight_api_key_requests_total{key="none",status="401"}' in metrics
     assert KEY not in metrics and OTHER_KEY not in metrics
     time.sleep(0.5)  # the access lines of the last answers

@@ -109,7 +109,9 @@ class InferenceGate:
         self.rejected = 0
 
     @contextmanager
-    def slot(self) -> Iterator[None]:
+    def slot(self, *, request: bool = True) -> Iterator[None]:
+        """Wait for (or be refused, `Busy`) this worker's one inference slot, then run on the lane a
+        request takes (counted); `request` False: warm-up work, which forces its own lane."""
         with self._cond:
             if self._busy and self._waiting >= self.queue_depth:
                 self.rejected += 1
@@ -125,6 +127,9 @@ class InferenceGate:
         pid = os.getpid()
         try:
             inferring = self.inferring.enter(pid) if self.inferring is not None else 1
+            if not request:
+                yield
+                return
             lone = self.wide_threads > 1 and inferring == 1
             with sessions.lane(sessions.WIDE if lone else sessions.NARROW) as taken:
                 self.lanes_taken[taken] += 1
