@@ -114,3 +114,23 @@ def test_busy_worker_answers_a_fast_503(app: object, small_settings: Settings, s
         response = remove(app.test_client(), astronaut_jpeg)
     assert response.status_code == 503 and response.get_json()["error"]["code"] == "busy"
     assert response.headers["Retry-After"] == "1"
+
+
+def test_alpha_matting_solves_on_the_band_box_as_it_would_on_the_whole_image(astronaut: np.ndarray) -> None:
+    """The closed-form Laplacian's windows reach one pixel, so solving on the unknown band's box (with
+    MATTING_CONTEXT px of sure pixels around it) gives the whole image's alpha."""
+    from pymatting import estimate_alpha_cf
+
+    from app.imaging.compose import UNKNOWN
+    from app.models.segmentation import band_box
+
+    image = astronaut[100:260, 150:310] / 255.0  # the face and hair, 160 px
+    trimap = np.zeros(image.shape[:2])
+    trimap[40:140, 40:120] = 1.0
+    trimap[30:60, 30:130] = UNKNOWN / 255.0  # the band: the hairline
+    assert band_box((trimap * 255).round().astype(np.uint8)) == (26, 26, 134, 64)
+    whole = estimate_alpha_cf(image, trimap)
+    x0, y0, x1, y1 = band_box((trimap * 255).round().astype(np.uint8))
+    cropped = estimate_alpha_cf(image[y0:y1, x0:x1], trimap[y0:y1, x0:x1])
+    assert np.abs(whole[y0:y1, x0:x1] - cropped).max() < 0.02
+    assert band_box(np.zeros((10, 10), np.uint8)) is None

@@ -53,7 +53,9 @@ def in_background(call: Callable[[], requests.Response]) -> tuple[threading.Thre
 
 @pytest.fixture(scope="module")
 def slow_photo(astronaut: np.ndarray) -> bytes:
-    """Big enough that its cut-out with alpha matting runs for seconds."""
+    """Its cut-out with alpha matting and a wide band (alpha_matting_erode_size=40) runs for seconds
+    (8 s here): the solver works at most MATTING_MAX_SIDE px, so the band's width, not the photo's
+    size, is what keeps it busy while the other requests arrive."""
     return jpeg_bytes(np.asarray(Image.fromarray(astronaut).resize((1800, 1800))))
 
 
@@ -66,7 +68,7 @@ def test_a_lone_request_takes_the_wide_lane_and_a_concurrent_one_the_narrow(
         assert lane_of(cutout(server, astronaut_jpeg)) == "wide"
         assert lane_of(cutout(server, astronaut_jpeg)) == "wide"  # and again: nobody else is inferring
 
-        thread, first = in_background(lambda: cutout(server, slow_photo, alpha_matting="true"))
+        thread, first = in_background(lambda: cutout(server, slow_photo, alpha_matting="true", alpha_matting_erode_size="40"))
         busy_worker(server)  # the slow request is running on one worker
         second = cutout(server, astronaut_jpeg)  # the other worker: it meets one inferring
         thread.join(timeout=120)
@@ -100,7 +102,7 @@ def test_a_worker_killed_on_the_wide_lane_is_replaced_warm(
 ) -> None:
     with running_server(WORKERS="2", LONE_REQUEST_THREADS="2") as server:
         survivors = set(server.workers())
-        thread, victim_result = in_background(lambda: cutout(server, slow_photo, alpha_matting="true"))
+        thread, victim_result = in_background(lambda: cutout(server, slow_photo, alpha_matting="true", alpha_matting_erode_size="40"))
         victim = busy_worker(server)
         os.kill(victim, signal.SIGKILL)
         thread.join(timeout=60)

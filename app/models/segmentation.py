@@ -45,6 +45,27 @@ class AlphaMatting:
 MATTING_SECONDS_PER_UNKNOWN_PX = 1.2e-4
 
 
+# The solver's working size: pymatting's closed-form Laplacian builds index and value arrays for every
+# pixel it is given (some 25 per pixel, copied again by scipy), so its memory follows the image, not
+# the band. It solves at most MATTING_MAX_SIDE px on the long side, and only on the unknown band's
+# bounding box (plus MATTING_CONTEXT px of sure pixels around it: the Laplacian's windows reach 1 px,
+# so the crop's solution is the whole image's). Measured by bench/matting_memory.py.
+MATTING_MAX_SIDE = 1024
+MATTING_CONTEXT = 4
+
+
+def band_box(trimap: np.ndarray, *, context: int = MATTING_CONTEXT) -> tuple[int, int, int, int] | None:
+    """(x0, y0, x1, y1) of the trimap's unknown pixels, widened by `context` px (clipped to the
+    image); None when nothing is unknown."""
+    rows = np.flatnonzero((trimap == UNKNOWN).any(axis=1))
+    if rows.size == 0:
+        return None
+    cols = np.flatnonzero((trimap == UNKNOWN).any(axis=0))
+    height, width = trimap.shape
+    return (max(0, int(cols[0]) - context), max(0, int(rows[0]) - context),
+            min(width, int(cols[-1]) + 1 + context), min(height, int(rows[-1]) + 1 + context))
+
+
 def matting_budget(timeout_s: float, *, configured: int | None = None) -> int:
     """Unknown pixels the matting solver may take on: `configured` (MAX_MATTING_PIXELS) when set,
     else what ends within half of `timeout_s` (TIMEOUT) at the slowest rate measured, so that a
@@ -130,7 +151,11 @@ class Segmenter:
     def _matted(self, rgb: np.ndarray, working: np.ndarray, matting: AlphaMatting) -> Matte:
         """rembg's alpha matting (the network's mask, a trimap, pymatting's closed-form alpha and its
         foreground estimate), with the trimap's unknown band counted before the solver starts:
-        `TooCostly` when it exceeds `matting.max_unknown_px`."""
+        `TooCostly` when it exceeds `matting.max_unknown_px`. The solver sees at most
+        MATTING_MAX_SIDE px and only the band's bounding box (`band_box`): sure pixels outside it
+        keep the trimap's 0 or 255, and the photo's own colour."""
+        if max(working.shape[:2]) > MATTING_MAX_SIDE:
+            working = resize_rgb(working, working_size(working.shape[1], working.shape[0], max_side=MATTING_MAX_SIDE))
         mask = np.asarray(rembg.remove(Image.fromarray(working), session=self.session, only_mask=True))
         trimap = matting_trimap(mask, foreground_threshold=matting.foreground_threshold,
                                 background_threshold=matting.background_threshold, erode_size=matting.erode_size)
@@ -144,15 +169,20 @@ class Segmenter:
                 "alpha_matting_erode_size (or send a smaller photo).",
                 details={"unknown_px": unknown, "max_unknown_px": matting.max_unknown_px},
             )
-        image = working / 255.0
+        alpha_u8 = np.where(trimap >= UNKNOWN, 255, 0).astype(np.uint8)  # sure pixels; the band is solved below
+        foreground = working.copy()
+        box = band_box(trimap)
         try:
-            alpha = estimate_alpha_cf(image, trimap / 255.0)
+            if box is None:
+                raise ValueError("no unknown pixels")
+            x0, y0, x1, y1 = box
+            image = working[y0:y1, x0:x1] / 255.0
+            alpha = estimate_alpha_cf(image, trimap[y0:y1, x0:x1] / 255.0)
         except ValueError:  # no sure foreground or background in the trimap: the plain mask, as rembg does
             alpha_u8 = mask
-            foreground = working
         else:
-            foreground = np.clip(estimate_foreground_ml(image, alpha) * 255.0 + 0.5, 0, 255).astype(np.uint8)
-            alpha_u8 = np.clip(alpha * 255.0 + 0.5, 0, 255).astype(np.uint8)
+            foreground[y0:y1, x0:x1] = np.clip(estimate_foreground_ml(image, alpha) * 255.0 + 0.5, 0, 255).astype(np.uint8)
+            alpha_u8[y0:y1, x0:x1] = np.clip(alpha * 255.0 + 0.5, 0, 255).astype(np.uint8)
         height, width = rgb.shape[:2]
         if (working.shape[1], working.shape[0]) != (width, height):
             return Matte(alpha=resize_alpha(alpha_u8, (width, height)), foreground=rgb)
