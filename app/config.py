@@ -97,6 +97,9 @@ class Settings:
     ort_providers: str = "auto"
     max_upload_mb: float = 20.0
     max_image_pixels: int = 50_000_000
+    # a cut-out's answer at most this many px: a larger photo is scaled down to it before any work (a
+    # 16 MP cut-out prints 11x14 in at 300 dpi; a 50 MP PNG answer is over 100 MB and no more useful)
+    max_cutout_pixels: int = 16_000_000
     working_max_side: int = 2048
     log_level: str = "info"
     ort_cpu_arena: str = "shared"  # shared | session | off (app/models/sessions.py)
@@ -184,6 +187,8 @@ class Settings:
             ort_providers=reader.text("ORT_PROVIDERS", defaults.ort_providers),
             max_upload_mb=reader.number("MAX_UPLOAD_MB", defaults.max_upload_mb, low=0.01, high=1024),
             max_image_pixels=reader.integer("MAX_IMAGE_PIXELS", defaults.max_image_pixels, low=64 * 64, high=1_000_000_000),
+            max_cutout_pixels=reader.integer("MAX_CUTOUT_PIXELS", defaults.max_cutout_pixels, low=64 * 64,
+                                             high=1_000_000_000),
             working_max_side=reader.integer("WORKING_MAX_SIDE", defaults.working_max_side, low=320, high=16384),
             log_level=reader.choice("LOG_LEVEL", defaults.log_level, LOG_LEVELS),
             ort_cpu_arena=reader.choice("ORT_CPU_ARENA", defaults.ort_cpu_arena, ARENA_MODES),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 
 import numpy as np
@@ -134,3 +135,23 @@ def test_alpha_matting_solves_on_the_band_box_as_it_would_on_the_whole_image(ast
     cropped = estimate_alpha_cf(image[y0:y1, x0:x1], trimap[y0:y1, x0:x1])
     assert np.abs(whole[y0:y1, x0:x1] - cropped).max() < 0.02
     assert band_box(np.zeros((10, 10), np.uint8)) is None
+
+
+def test_a_cut_out_larger_than_max_cutout_pixels_is_scaled_down_before_any_work(
+    small_settings: Settings, small_registry: Registry, astronaut_jpeg: bytes
+) -> None:
+    app = create_app(dataclasses.replace(small_settings, max_cutout_pixels=100_000), small_registry)
+    client = app.test_client()
+    response = client.post("/api/v1/remove-background", data={"image": (io.BytesIO(astronaut_jpeg), "a.jpg")})
+    assert response.status_code == 200
+    out = Image.open(io.BytesIO(response.data))
+    assert out.size[0] * out.size[1] <= 100_000 and out.size == (316, 316)  # 512x512, aspect kept
+    assert response.headers["X-Scaled-From"] == "512x512"
+    alpha = np.asarray(out)[..., 3]
+    assert alpha.max() == 255 and alpha[:20, :20].mean() < 5  # a real cut-out of it: the corner is background
+    described = client.post("/api/v1/remove-background", data={"image": (io.BytesIO(astronaut_jpeg), "a.jpg")},
+                            headers={"Accept": "application/json"}).get_json()
+    assert described["scaled_from"] == [512, 512] and (described["width"], described["height"]) == (316, 316)
+    plain = create_app(small_settings, small_registry).test_client().post(
+        "/api/v1/remove-background", data={"image": (io.BytesIO(astronaut_jpeg), "a.jpg")})
+    assert "X-Scaled-From" not in plain.headers and Image.open(io.BytesIO(plain.data)).size == (512, 512)

@@ -6,6 +6,7 @@ from flask import Blueprint, Response
 
 from ..errors import bad_request
 from ..imageio import decode, encode, normalise_format
+from ..imaging.compose import resize_rgb
 from ..models.manifest import Role
 from ..models.registry import Registry
 from ..models.segmentation import AlphaMatting, matting_budget
@@ -60,8 +61,12 @@ def remove_background() -> Response:
     with service.inference(timings):
         with timings.stage("decode"):
             image = decode(data, max_pixels=settings.max_image_pixels)
+            rgb = image.rgb
+            size = answer_size(image.width, image.height, max_pixels=settings.max_cutout_pixels)
+            if size != (image.width, image.height):
+                rgb = resize_rgb(rgb, size)  # the answer's size, before any work on the pixels
         pixels = cut_out(
-            image.rgb,
+            rgb,
             segmenter=segmenter,
             max_side=settings.working_max_side,
             timings=timings,
@@ -73,10 +78,25 @@ def remove_background() -> Response:
             body = encode(pixels, fmt)
         del pixels
     kind = "mask" if only_mask else "cutout"
-    return forms.image_response(
+    extra: dict[str, object] = {"width": size[0], "height": size[1], "model": model_name, "kind": kind}
+    if size != (image.width, image.height):
+        extra["scaled_from"] = [image.width, image.height]  # over MAX_CUTOUT_PIXELS
+    response = forms.image_response(
         body,
         fmt,
         timings=timings,
-        filename=f"{kind}-{image.width}x{image.height}.{'jpg' if fmt == 'jpeg' else fmt}",
-        extra={"width": image.width, "height": image.height, "model": model_name, "kind": kind},
+        filename=f"{kind}-{size[0]}x{size[1]}.{'jpg' if fmt == 'jpeg' else fmt}",
+        extra=extra,
     )
+    if "scaled_from" in extra:
+        response.headers["X-Scaled-From"] = f"{image.width}x{image.height}"
+    return response
+
+
+def answer_size(width: int, height: int, *, max_pixels: int) -> tuple[int, int]:
+    """(width, height) of a cut-out's answer: the photo's own, or scaled down (aspect kept) to at most
+    `max_pixels` (MAX_CUTOUT_PIXELS)."""
+    if width * height <= max_pixels:
+        return width, height
+    scale = (max_pixels / (width * height)) ** 0.5
+    return max(1, int(width * scale)), max(1, int(height * scale))
