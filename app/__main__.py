@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             failed = [check.name for check in photo.checks if check.passed is False]
             log.info("ok      %s -> %s (%.2f s%s)", path, target, sum(timings.stages.values()), f"; check: {', '.join(failed)}" if failed else "")
             if paper is not None:
-                layout, sheet = print_sheet(photo, spec, paper, copies=args.copies, dpi=300)
+                layout, sheet, _ = print_sheet(photo, spec, paper, copies=args.copies, dpi=300)
                 sheet_path = args.out / f"{path.stem}-{spec.id}-sheet-{paper.id}-{len(layout.positions)}x.{extension}"
                 _write(sheet_path, encode(sheet, args.format, dpi=300))
                 log.info("        %s", sheet_path)

@@ -8,7 +8,7 @@ import math
 from flask import Blueprint, Response, jsonify
 
 from ..errors import ApiError, ModelUnavailable, PhotoRejected, bad_request
-from ..pipelines.idphoto import IdPhoto, IdPhotoOptions, make_id_photo, print_sheet, sheet_caption
+from ..pipelines.idphoto import IdPhoto, IdPhotoOptions, make_id_photo, print_sheet
 from ..imageio import decode, encode
 from ..models.landmarks68 import Landmarks68
 from ..models.manifest import Role
@@ -184,7 +184,7 @@ def idphoto_sheet() -> Response:
     spec = options.spec
     with timings.stage("sheet"):
         try:
-            layout, sheet = print_sheet(photo, spec, paper, copies=copies, dpi=sheet_dpi)
+            layout, sheet, caption = print_sheet(photo, spec, paper, copies=copies, dpi=sheet_dpi)
         except ValueError as exc:
             raise PhotoRejected("sheet_does_not_fit", str(exc)) from None
         fmt = options.fmt
@@ -198,7 +198,7 @@ def idphoto_sheet() -> Response:
         "sheet_px": list(layout.sheet_px),
         "dpi": sheet_dpi,
         "compliance": photo.report(),
-        "caption": sheet_caption(photo, spec),  # the line printed under the copies
+        "caption": caption,  # the line printed under the copies
         "quality": photo.quality,
         "photo": base64.b64encode(photo.data).decode("ascii") if forms.wants_json("image/jpeg") else None,
     }

@@ -340,7 +340,7 @@ CAPTURE_SOURCES = {
 # black (luminance 0-25). Both, so that a well-lit dark skin (a low mean, no crushed pixels) is never
 # called dim. The labelled dim portrait: 0.254 and 4.8 %; the well-lit corpus faces: means 0.38-0.73,
 # crushed shares up to 1.5 %. No corpus face has dark skin near the limit: the crushed share is what
-# keeps that case safe, and it is tested on a darkened real face and a dark-toned one.
+# keeps that case safe, held by a unit test on the measures (tests/test_quality.py), not by a photo.
 DIM_LUMINANCE = 0.30
 DIM_DARK_SHARE = 0.02
 
@@ -356,7 +356,8 @@ def capture_checks(components: Sequence[dict]) -> list[Check]:
     dark, bright, even = found["under_exposure"], found["over_exposure"], found["illumination_uniformity"]
     dim = float(luminance["value"]) < DIM_LUMINANCE and float(dark["value"]) > DIM_DARK_SHARE
     exposed = not dim and all(c["passed"] is not False for c in (luminance, dark, bright))
-    lines = [
+    worst = luminance if dim or luminance["passed"] is False else dark if dark["passed"] is False else bright
+    return [
         Check("capture_sharpness", sharp["value"], f">= {sharp['threshold']['min']} (our measure; {CAPTURE_SOURCES['sharpness']})",
               sharp["passed"], kind="quality", advice=None if sharp["passed"] is not False else sharp["advice"]),
         Check("capture_exposure", {"luminance": luminance["value"], "dark": dark["value"], "bright": bright["value"]},
@@ -364,13 +365,11 @@ def capture_checks(components: Sequence[dict]) -> list[Check]:
               f"{DIM_LUMINANCE} with over {DIM_DARK_SHARE:.0%} of the face black; at most {dark['threshold']['max']:.0%} "
               f"black and {bright['threshold']['max']:.0%} white (our thresholds; {CAPTURE_SOURCES['exposure']})",
               exposed, kind="quality",
-              advice=None if exposed else (luminance["advice"] if dim or luminance["passed"] is False
-                                           else (dark if dark["passed"] is False else bright)["advice"])),
+              advice=None if exposed else worst["advice"]),
         Check("capture_lighting", even["value"], f">= {even['threshold']['min']}, the darker half of the face over the "
               f"brighter (our threshold; {CAPTURE_SOURCES['lighting']})", even["passed"], kind="quality",
               advice=None if even["passed"] is not False else even["advice"]),
     ]
-    return lines
 
 
 # --- the photographed background (kept, not replaced) -------------------------------------------

@@ -489,12 +489,16 @@ def _chin_y(face: Face, chin: np.ndarray | None = None) -> float:
     return chin_from_landmarks(face.landmarks) if chin is None else float(chin[1])
 
 
-def print_sheet(photo: IdPhoto, spec: PhotoSpec, paper: Paper, *, copies: int | None, dpi: int) -> tuple[SheetLayout, np.ndarray]:
-    """Copies of the photo at its true physical size on `paper` at `dpi`, with cut marks.
+def print_sheet(
+    photo: IdPhoto, spec: PhotoSpec, paper: Paper, *, copies: int | None, dpi: int
+) -> tuple[SheetLayout, np.ndarray, str]:
+    """Copies of the photo at its true physical size on `paper` at `dpi`, with cut marks and the
+    report in one line under them (returned too: `sheet_caption`).
 
     ValueError (with the capacity) when the copies do not fit."""
     layout = plan_sheet(paper=paper, photo_mm=(spec.width_mm, spec.height_mm), dpi=dpi, copies=copies)
-    return layout, render_sheet(np.ascontiguousarray(photo.pixels), layout, caption=sheet_caption(photo, spec))
+    caption = sheet_caption(photo, spec)
+    return layout, render_sheet(np.ascontiguousarray(photo.pixels), layout, caption=caption), caption
 
 
 def sheet_caption(photo: IdPhoto, spec: PhotoSpec) -> str:
