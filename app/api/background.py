@@ -56,14 +56,16 @@ def remove_background() -> Response:
     segmenter = service.registry.segmenter(model_name)
     timings.models["segment"] = model_name
 
-    # decode, model and encode inside the slot: a worker holds one photo's pixels at a time, whatever
-    # the requests queued behind it (they hold only their bytes)
+    # decode, model, encode and the answer inside the slot: a worker holds one photo's pixels at a
+    # time, whatever the requests queued behind it (they hold only their bytes), and the watchdog
+    # times it all
     with service.inference(timings):
         with timings.stage("decode"):
             image = decode(data, max_pixels=settings.max_image_pixels)
-            rgb = image.rgb
-            size = answer_size(image.width, image.height, max_pixels=settings.max_cutout_pixels)
-            if size != (image.width, image.height):
+            photo_size, rgb = (image.width, image.height), image.rgb
+            del image  # `rgb` is then the photo's one reference: it goes before the answer is encoded
+            size = answer_size(*photo_size, max_pixels=settings.max_cutout_pixels)
+            if size != photo_size:
                 rgb = resize_rgb(rgb, size)  # the answer's size, before any work on the pixels
         pixels = cut_out(
             rgb,
@@ -74,22 +76,23 @@ def remove_background() -> Response:
             only_mask=only_mask,
             background=background,
         )
+        del rgb
         with timings.stage("encode"):
             body = encode(pixels, fmt)
         del pixels
-    kind = "mask" if only_mask else "cutout"
-    extra: dict[str, object] = {"width": size[0], "height": size[1], "model": model_name, "kind": kind}
-    if size != (image.width, image.height):
-        extra["scaled_from"] = [image.width, image.height]  # over MAX_CUTOUT_PIXELS
-    response = forms.image_response(
-        body,
-        fmt,
-        timings=timings,
-        filename=f"{kind}-{size[0]}x{size[1]}.{'jpg' if fmt == 'jpeg' else fmt}",
-        extra=extra,
-    )
+        kind = "mask" if only_mask else "cutout"
+        extra: dict[str, object] = {"width": size[0], "height": size[1], "model": model_name, "kind": kind}
+        if size != photo_size:
+            extra["scaled_from"] = list(photo_size)  # over MAX_CUTOUT_PIXELS
+        response = forms.image_response(
+            body,
+            fmt,
+            timings=timings,
+            filename=f"{kind}-{size[0]}x{size[1]}.{'jpg' if fmt == 'jpeg' else fmt}",
+            extra=extra,
+        )
     if "scaled_from" in extra:
-        response.headers["X-Scaled-From"] = f"{image.width}x{image.height}"
+        response.headers["X-Scaled-From"] = "{}x{}".format(*photo_size)
     return response
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from flask import Blueprint, Response, request
 
 from ..errors import ModelUnavailable, bad_request
+from ..imaging.face_align import cosine_similarity
 from ..imageio import answer_format, decode, encode, normalise_format
 from ..models.checksums import install_command
 from ..models.insight import ArcFace, GenderAge, Landmark106, Swapper
@@ -181,10 +182,18 @@ def compare() -> Response:
     arcface_name, arcface = _arcface(service, "Face comparison")
     timings.models.update(detect=detector_name, embed=arcface_name)
     max_pixels = service.settings.max_image_pixels
+    vectors: list[np.ndarray] = []
+    described: list[dict[str, object]] = []
+    # one slot's budget for the two photos: each is decoded, embedded and let go before the next
     with service.inference(timings):
-        with timings.stage("decode"):
-            images = {"image1": decode(first, max_pixels=max_pixels).rgb, "image2": decode(second, max_pixels=max_pixels).rgb}
-        similarity, described = face_pipeline.compare(images, detector=detector, arcface=arcface, timings=timings)
+        for field, data in (("image1", first), ("image2", second)):
+            with timings.stage("decode"):
+                rgb = decode(data, max_pixels=max_pixels).rgb
+            vector, face = face_pipeline.main_embedding(rgb, field=field, detector=detector, arcface=arcface, timings=timings)
+            del rgb
+            vectors.append(vector)
+            described.append(face)
+    similarity = cosine_similarity(*vectors)
     return forms.json_response(
         {
             "similarity": round(similarity, 4),
@@ -222,34 +231,40 @@ def swap() -> Response:
         timings.models["embed"] = arcface_name
     source_bytes = None if identity is not None or source_data is None else source_data.read()
     source_face: dict[str, object] | None = None
+    # one slot's budget for the two photos: the source is decoded, embedded and let go before the
+    # target is decoded; the answer (encoding, base64) is made inside the slot too
     with service.inference(timings):
+        if identity is None:
+            if source_bytes is None or arcface is None:  # unreachable: a source photo or an embedding was required above
+                raise RuntimeError("no source identity")
+            with timings.stage("decode"):
+                source = decode(source_bytes, max_pixels=max_pixels).rgb
+            identity, face = face_pipeline.source_identity(
+                source, detector=detector, arcface=arcface, index=source_index, timings=timings
+            )
+            del source
+            source_face = face.to_dict()
         with timings.stage("decode"):
             target = decode(target_data, max_pixels=max_pixels)
-            source = None if source_bytes is None else decode(source_bytes, max_pixels=max_pixels)
         fmt = normalise_format(requested_format, default=answer_format(target.source_format))
-        if identity is None:
-            if source is None or arcface is None:  # unreachable: a source photo or an embedding was required above
-                raise RuntimeError("no source identity")
-            identity, face = face_pipeline.source_identity(
-                source.rgb, detector=detector, arcface=arcface, index=source_index, timings=timings
-            )
-            source_face = face.to_dict()
+        width, height = target.width, target.height
         pixels, chosen, targets = face_pipeline.swap(
             target.rgb, identity, detector=detector, swapper=swapper, face_index=face_index, timings=timings
         )
+        del target
         with timings.stage("encode"):
             body = encode(pixels, fmt)
         del pixels
-    return forms.image_response(
-        body,
-        fmt,
-        timings=timings,
-        filename=f"swap-{target.width}x{target.height}.{'jpg' if fmt == 'jpeg' else fmt}",
-        extra={
-            "width": target.width,
-            "height": target.height,
-            "faces_swapped": chosen,
-            "target_faces": [face.to_dict() for face in targets],
-            "source_face": source_face,
-        },
-    )
+        return forms.image_response(
+            body,
+            fmt,
+            timings=timings,
+            filename=f"swap-{width}x{height}.{'jpg' if fmt == 'jpeg' else fmt}",
+            extra={
+                "width": width,
+                "height": height,
+                "faces_swapped": chosen,
+                "target_faces": [face.to_dict() for face in targets],
+                "source_face": source_face,
+            },
+        )

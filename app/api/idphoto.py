@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import math
+from collections.abc import Callable
 
 from flask import Blueprint, Response, jsonify
 
@@ -113,7 +114,10 @@ def _options(spec: PhotoSpec) -> IdPhotoOptions:
     )
 
 
-def _make(timings: Timings) -> tuple[IdPhoto, IdPhotoOptions]:
+def _make(timings: Timings, answer: Callable[[IdPhoto, IdPhotoOptions], Response]) -> Response:
+    """Read the form, make the ID photo and `answer` it, all of the pixel work (decode, pipeline,
+    sheet, encoding, base64) inside the request's inference slot: one photo's pixels per worker at a
+    time, and the watchdog times it all."""
     service = current_service()
     settings = service.settings
     data = forms.image_bytes()
@@ -128,7 +132,7 @@ def _make(timings: Timings) -> tuple[IdPhoto, IdPhotoOptions]:
     detector_name, detector = found
     segmenter = service.registry.segmenter(settings.segmentation_model)
     timings.models.update(detect=detector_name, align=detector_name, segment=settings.segmentation_model)
-    with service.inference(timings):  # decode inside the slot: one photo's pixels per worker at a time
+    with service.inference(timings):
         with timings.stage("decode"):
             image = decode(data, max_pixels=settings.max_image_pixels)
         photo = make_id_photo(
@@ -140,7 +144,8 @@ def _make(timings: Timings) -> tuple[IdPhoto, IdPhotoOptions]:
             timings=timings,
             landmarker=service.registry.landmarker(),
         )
-    return photo, options
+        del image
+        return answer(photo, options)
 
 
 def _file_stem(spec: PhotoSpec) -> str:
@@ -150,24 +155,27 @@ def _file_stem(spec: PhotoSpec) -> str:
 @bp.post("/idphoto")
 def idphoto() -> Response:
     timings = Timings()
-    photo, options = _make(timings)
-    spec = options.spec
-    return forms.image_response(
-        photo.data,
-        options.fmt,
-        timings=timings,
-        filename=f"{_file_stem(spec)}.{'jpg' if options.fmt == 'jpeg' else 'png'}",
-        extra={
-            "spec": spec.to_dict(),
-            "width": spec.width_px,
-            "height": spec.height_px,
-            "dpi": options.output_dpi,
-            "jpeg_quality": photo.jpeg_quality,
-            "face": {**photo.face.to_dict(), "roll_degrees": round(photo.roll_degrees, 2), "faces_found": photo.faces_found},
-            "compliance": photo.report(),
-            "quality": photo.quality,
-        },
-    )
+
+    def answer(photo: IdPhoto, options: IdPhotoOptions) -> Response:
+        spec = options.spec
+        return forms.image_response(
+            photo.data,
+            options.fmt,
+            timings=timings,
+            filename=f"{_file_stem(spec)}.{'jpg' if options.fmt == 'jpeg' else 'png'}",
+            extra={
+                "spec": spec.to_dict(),
+                "width": spec.width_px,
+                "height": spec.height_px,
+                "dpi": options.output_dpi,
+                "jpeg_quality": photo.jpeg_quality,
+                "face": {**photo.face.to_dict(), "roll_degrees": round(photo.roll_degrees, 2), "faces_found": photo.faces_found},
+                "compliance": photo.report(),
+                "quality": photo.quality,
+            },
+        )
+
+    return _make(timings, answer)
 
 
 @bp.post("/idphoto/sheet")
@@ -180,26 +188,29 @@ def idphoto_sheet() -> Response:
     copies_text = forms.text("copies")
     copies = None if copies_text is None else forms.integer("copies", 1, low=1, high=1000)
     sheet_dpi = forms.integer("sheet_dpi", 300, low=150, high=600)
-    photo, options = _make(timings)
-    spec = options.spec
-    with timings.stage("sheet"):
-        try:
-            layout, sheet, caption = print_sheet(photo, spec, paper, copies=copies, dpi=sheet_dpi)
-        except ValueError as exc:
-            raise PhotoRejected("sheet_does_not_fit", str(exc)) from None
-        fmt = options.fmt
-        body = encode(sheet, fmt, dpi=sheet_dpi, jpeg_quality=95)
-    name = f"{_file_stem(spec)}-sheet-{paper.id}-{len(layout.positions)}x.{'jpg' if fmt == 'jpeg' else 'png'}"
-    extra = {
-        "spec": spec.to_dict(),
-        "paper": {"id": paper.id, "name": paper.name, "landscape": layout.landscape},
-        "copies": len(layout.positions),
-        "capacity": layout.capacity,
-        "sheet_px": list(layout.sheet_px),
-        "dpi": sheet_dpi,
-        "compliance": photo.report(),
-        "caption": caption,  # the line printed under the copies
-        "quality": photo.quality,
-        "photo": base64.b64encode(photo.data).decode("ascii") if forms.wants_json("image/jpeg") else None,
-    }
-    return forms.image_response(body, fmt, timings=timings, filename=name, extra=extra)
+
+    def answer(photo: IdPhoto, options: IdPhotoOptions) -> Response:
+        spec, fmt = options.spec, options.fmt
+        with timings.stage("sheet"):
+            try:
+                layout, sheet, caption = print_sheet(photo, spec, paper, copies=copies, dpi=sheet_dpi)
+            except ValueError as exc:
+                raise PhotoRejected("sheet_does_not_fit", str(exc)) from None
+            body = encode(sheet, fmt, dpi=sheet_dpi, jpeg_quality=95)
+            del sheet
+        name = f"{_file_stem(spec)}-sheet-{paper.id}-{len(layout.positions)}x.{'jpg' if fmt == 'jpeg' else 'png'}"
+        extra = {
+            "spec": spec.to_dict(),
+            "paper": {"id": paper.id, "name": paper.name, "landscape": layout.landscape},
+            "copies": len(layout.positions),
+            "capacity": layout.capacity,
+            "sheet_px": list(layout.sheet_px),
+            "dpi": sheet_dpi,
+            "compliance": photo.report(),
+            "caption": caption,  # the line printed under the copies
+            "quality": photo.quality,
+            "photo": base64.b64encode(photo.data).decode("ascii") if forms.wants_json("image/jpeg") else None,
+        }
+        return forms.image_response(body, fmt, timings=timings, filename=name, extra=extra)
+
+    return _make(timings, answer)

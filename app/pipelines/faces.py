@@ -89,21 +89,15 @@ def analyse(
     return results
 
 
-def compare(
-    images: dict[str, np.ndarray], *, detector: FaceDetector, arcface: ArcFace, timings: Timings
-) -> tuple[float, list[dict[str, object]]]:
-    """The ArcFace cosine similarity of the main faces of two photos ({field: RGB}), and each face."""
-    described: list[dict[str, object]] = []
-    vectors: list[np.ndarray] = []
-    for field, rgb in images.items():
-        with timings.stage("detect"):
-            face, count = main_face(detector, rgb, field=field)
-        with timings.stage("embed"):
-            embedding = arcface.embed(rgb_to_bgr(rgb), face)
-        vectors.append(embedding.vector)
-        described.append({**face.to_dict(), "faces_found": count, "embedding_norm": round(embedding.norm, 4)})
-    first, second = vectors
-    return cosine_similarity(first, second), described
+def main_embedding(
+    rgb: np.ndarray, *, field: str, detector: FaceDetector, arcface: ArcFace, timings: Timings
+) -> tuple[np.ndarray, dict[str, object]]:
+    """The ArcFace embedding of the main face of one photo of a comparison, and that face described."""
+    with timings.stage("detect"):
+        face, count = main_face(detector, rgb, field=field)
+    with timings.stage("embed"):
+        embedding = arcface.embed(rgb_to_bgr(rgb), face)
+    return embedding.vector, {**face.to_dict(), "faces_found": count, "embedding_norm": round(embedding.norm, 4)}
 
 
 def source_identity(
