@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,6 +87,10 @@ def decode(data: bytes, *, max_pixels: int, shrink_to: int | None = None) -> Dec
     1/2, 1/4 or 1/8) that keeps its long side at `shrink_to` px or more: a fraction of the memory
     and time, for pipelines that scale the photo down anyway. `Decoded.scale` says by how much.
 
+    A HEIF's declared size (its `ispe`) is the one checked; the size coded in its HEVC stream may
+    differ, and libheif refuses a stream coded larger than the declared size (plus 64 px each way)
+    before it makes a buffer, so the cap holds (tests/test_imageio.py holds it with a forged file).
+
     Raises ApiError: 400 for empty or corrupt data, 413 above `max_pixels`, 415 for other formats.
     """
     if not data:
@@ -118,6 +123,10 @@ def decode(data: bytes, *, max_pixels: int, shrink_to: int | None = None) -> Dec
         image.load()
     except (OSError, ValueError, SyntaxError) as exc:
         raise ApiError(400, "invalid_image", f"The image data is truncated or corrupt ({type(exc).__name__}).") from None
+    except RuntimeError:  # libheif (pi-heif) refusing a HEIF, e.g. one coded larger than it declares
+        if fmt != "heif":
+            raise
+        raise ApiError(400, "invalid_image", "The HEIF image data is corrupt or larger than the size it declares.") from None
     image = _upright(image)
     image = _to_srgb(image)
     return Decoded(rgb=_to_rgb_array(image), source_format=fmt, scale=scale)
@@ -153,18 +162,30 @@ def _to_srgb(image: Image.Image) -> Image.Image:
 def _to_rgb_array(image: Image.Image) -> np.ndarray:
     """Any Pillow mode to (H, W, 3) uint8 RGB; transparency is flattened onto white."""
     if image.mode in ("I;16", "I;16B", "I;16L", "I"):
-        values = np.asarray(image, dtype=np.uint32)
-        top = 65535 if values.max(initial=0) > 255 else 255
-        grey = (values.astype(np.float32) * (255.0 / top)).round().clip(0, 255).astype(np.uint8)
-        return np.ascontiguousarray(np.repeat(grey[:, :, None], 3, axis=2))
+        top = 65535 if (image.getextrema()[1] or 0) > 255 else 255
+        return _grey_to_rgb(image, lambda values: (values * (255.0 / top)).round().clip(0, 255))
     if image.mode == "F":
-        grey = np.asarray(image, dtype=np.float32).clip(0, 255).round().astype(np.uint8)
-        return np.ascontiguousarray(np.repeat(grey[:, :, None], 3, axis=2))
+        return _grey_to_rgb(image, lambda values: values.clip(0, 255).round())
     has_alpha = image.mode in ("RGBA", "LA", "PA") or (image.mode in ("P", "L", "RGB") and "transparency" in image.info)
     if has_alpha:
         return flatten_rgba(np.asarray(image.convert("RGBA"), dtype=np.uint8), WHITE)
     rgb = image if image.mode == "RGB" else image.convert("RGB")  # convert() copies even an RGB image
     return np.ascontiguousarray(np.asarray(rgb, dtype=np.uint8))
+
+
+GREY_BAND_ROWS = 256
+
+
+def _grey_to_rgb(image: Image.Image, to_8bit: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """A 16-bit, 32-bit or float grey image to (H, W, 3) uint8, `to_8bit` (values 0..255, as float32)
+    applied a band of rows at a time: a 36 MP float TIFF holds its own pixels, the 8-bit result and
+    one band, not four full-size float copies."""
+    width, height = image.size
+    rgb = np.empty((height, width, 3), dtype=np.uint8)
+    for top in range(0, height, GREY_BAND_ROWS):
+        band = np.asarray(image.crop((0, top, width, min(height, top + GREY_BAND_ROWS))), dtype=np.float32)
+        rgb[top : top + band.shape[0]] = to_8bit(band).astype(np.uint8)[:, :, None]
+    return rgb
 
 
 def answer_format(source_format: str) -> str:

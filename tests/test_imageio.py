@@ -220,3 +220,39 @@ def test_sixteen_bit_and_cmyk_tiff(astronaut: np.ndarray) -> None:
     cmyk = Image.new("CMYK", (8, 8), (0, 255, 255, 0))  # red
     red = decode(save(cmyk, "TIFF"), max_pixels=MAX).rgb[4, 4]
     assert red[0] > 200 and red[1] < 60 and red[2] < 60
+
+
+def forged_heif(coded: tuple[int, int], declared: tuple[int, int]) -> bytes:
+    """A HEIC coded at `coded` (w, h) whose `ispe` box declares `declared`: the size a pixel cap reads."""
+    import struct
+
+    from skimage import data as samples
+
+    data = save(Image.fromarray(samples.astronaut()).resize(coded), "HEIF", quality=20)
+    at = data.index(b"ispe")
+    assert data.count(b"ispe") == 1 and struct.unpack(">II", data[at + 8 : at + 16]) == coded
+    return data[: at + 8] + struct.pack(">II", *declared) + data[at + 16 :]
+
+
+def test_a_heif_coded_larger_than_it_declares_is_refused_before_its_buffer_is_made() -> None:
+    """Issue 34: the pixel cap reads the declared size. A file that declares 100 x 60 but codes 3000 x
+    3000 (27 MB of RGB) is refused 400, and the process grows by far less than that buffer (measured
+    in a fresh interpreter: its peak RSS before and after the decode)."""
+    import subprocess
+    import sys
+
+    liar = forged_heif((3000, 3000), (100, 60))
+    assert Image.open(io.BytesIO(liar)).size == (100, 60)
+    assert status_of(liar) == (400, "invalid_image")
+    assert status_of(forged_heif((640, 480), (600, 480))) == (400, "invalid_image")  # a small lie: the decoded size is checked
+    probe = (
+        "import resource, sys\n"
+        "from app.imageio import decode\n"
+        "from app.errors import ApiError\n"
+        "data = sys.stdin.buffer.read()\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "try:\n    decode(data, max_pixels=50_000_000)\nexcept ApiError as exc:\n    print(exc.status)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], input=liar, capture_output=True, timeout=120, check=True).stdout.split()
+    assert out[0] == b"400" and int(out[1]) < 8 * 1024, f"peak RSS grew by {int(out[1]) / 1024:.0f} MiB for a 100 x 60 file"
