@@ -100,6 +100,9 @@ class Settings:
     # a cut-out's answer at most this many px: a larger photo is scaled down to it before any work (a
     # 16 MP cut-out prints 11x14 in at 300 dpi; a 50 MP PNG answer is over 100 MB and no more useful)
     max_cutout_pixels: int = 16_000_000
+    max_answer_mb: float = 96.0  # the largest answer sent, base64 JSON included; larger ones: 413 answer_too_large
+    temp_budget_mb: float = 0.0  # disk for nginx's temporary files (bodies, answers); 0: no server-wide cap
+    front_temp_dir: Path | None = None  # where nginx's run folder and temporary files go (None: the temp dir)
     working_max_side: int = 2048
     log_level: str = "info"
     ort_cpu_arena: str = "shared"  # shared | session | off (app/models/sessions.py)
@@ -118,6 +121,8 @@ class Settings:
     body_timeout: float = 10.0  # seconds between two reads of a request body (nginx client_body_timeout)
     send_timeout: float = 30.0  # seconds between two writes of an answer to a client (nginx send_timeout)
     max_connections_per_ip: int = 16  # requests in progress per client address (nginx limit_conn; 0: no limit)
+    rate_limit: int = 600  # POST requests a minute per client address (nginx limit_req; 0: no limit)
+    rate_burst: int = 40  # POST requests a client may send at once beyond the rate (limit_req burst, nodelay)
     worker_connections: int = 16384  # connections nginx holds open at once, idle and kept-alive included
     trusted_proxies: tuple[str, ...] = ()  # addresses whose X-Forwarded-For names the client (nginx set_real_ip_from)
     max_matting_px: int | None = None  # unknown pixels alpha matting may solve for; None: what half of TIMEOUT allows
@@ -145,6 +150,21 @@ class Settings:
     @property
     def max_upload_bytes(self) -> int:
         return int(self.max_upload_mb * 1024 * 1024)
+
+    @property
+    def max_answer_bytes(self) -> int:
+        return int(self.max_answer_mb * 1024 * 1024)
+
+    @property
+    def request_disk_mb(self) -> float:
+        """The most of nginx's temporary files one request holds: its body and its answer."""
+        return self.max_upload_mb + self.max_answer_mb
+
+    @property
+    def max_posts_in_progress(self) -> int | None:
+        """POSTs in progress on this server at once (uploading, queued, inferring or being read),
+        so that their temporary files fit TEMP_BUDGET_MB; None without a budget."""
+        return int(self.temp_budget_mb // self.request_disk_mb) if self.temp_budget_mb else None
 
     @property
     def bind(self) -> str:
@@ -187,6 +207,9 @@ class Settings:
             ort_providers=reader.text("ORT_PROVIDERS", defaults.ort_providers),
             max_upload_mb=reader.number("MAX_UPLOAD_MB", defaults.max_upload_mb, low=0.01, high=1024),
             max_image_pixels=reader.integer("MAX_IMAGE_PIXELS", defaults.max_image_pixels, low=64 * 64, high=1_000_000_000),
+            max_answer_mb=reader.number("MAX_ANSWER_MB", defaults.max_answer_mb, low=0.01, high=4096),
+            temp_budget_mb=reader.number("TEMP_BUDGET_MB", defaults.temp_budget_mb, low=0, high=10_000_000),
+            front_temp_dir=reader.optional_path("FRONT_TEMP_DIR"),
             max_cutout_pixels=reader.integer("MAX_CUTOUT_PIXELS", defaults.max_cutout_pixels, low=64 * 64,
                                              high=1_000_000_000),
             working_max_side=reader.integer("WORKING_MAX_SIDE", defaults.working_max_side, low=320, high=16384),
@@ -206,6 +229,8 @@ class Settings:
             body_timeout=reader.number("BODY_TIMEOUT", defaults.body_timeout, low=1, high=3600),
             send_timeout=reader.number("SEND_TIMEOUT", defaults.send_timeout, low=1, high=3600),
             max_connections_per_ip=reader.integer("MAX_CONNECTIONS_PER_IP", defaults.max_connections_per_ip, low=0, high=100_000),
+            rate_limit=reader.integer("RATE_LIMIT", defaults.rate_limit, low=0, high=1_000_000),
+            rate_burst=reader.integer("RATE_BURST", defaults.rate_burst, low=0, high=100_000),
             worker_connections=reader.integer("WORKER_CONNECTIONS", defaults.worker_connections, low=64, high=1_000_000),
             trusted_proxies=reader.networks("TRUSTED_PROXIES"),
             max_matting_px=reader.optional_integer("MAX_MATTING_PIXELS", low=1000, high=100_000_000),
@@ -224,12 +249,32 @@ class Settings:
                 f"inferring, QUEUE_DEPTH={self.queue_depth} waiting and one spare, so at least {self.queue_depth + 2} "
                 "(or leave THREADS unset)"
             )
+        posts = self.max_posts_in_progress
+        admitted = self.workers * (1 + self.queue_depth)
+        if posts is not None and posts < admitted:
+            raise ConfigError(
+                f"TEMP_BUDGET_MB={self.temp_budget_mb:g} holds {posts} requests of MAX_UPLOAD_MB + MAX_ANSWER_MB "
+                f"({self.request_disk_mb:g} MB) at once, fewer than the {admitted} the workers admit "
+                f"(WORKERS x (1 + QUEUE_DEPTH)); at least {admitted * self.request_disk_mb:g} (or 0: no cap)"
+            )
+        if not is_host(self.host):
+            raise ConfigError(f"HOST={self.host!r} is not an IP address or a host name (letters, digits, dots and hyphens)")
         segmentation = [name for name in self.models if name in MANIFEST and MANIFEST[name].role == Role.SEGMENTATION]
         if segmentation and self.segmentation_model not in self.models:
             raise ConfigError(
                 f"SEGMENTATION_MODEL={self.segmentation_model!r} is not in MODELS={','.join(self.models)!r}; "
                 "add it to MODELS so it is loaded and warmed"
             )
+
+
+def is_host(value: str) -> bool:
+    """An IP address (no `%scope`), or a host name of letters, digits, dots and hyphens: nginx's
+    `listen` and gunicorn's bind take it as it is."""
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})", value) is not None
+    return "%" not in value
 
 
 @dataclass(frozen=True)

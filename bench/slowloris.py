@@ -95,7 +95,8 @@ def attack_running(url: str, *, scenarios: list[str], connections: int, seconds:
     each; with `check`, 1 unless every good request got 200 and the hostile connections were open
     beside it. The hostile clients connect from 127.0.0.1 too: a container's published port takes
     connections on that address only, and shows every client to the server as one address (the
-    container network's gateway), so its MAX_CONNECTIONS_PER_IP must leave room for them."""
+    container network's gateway), so its MAX_CONNECTIONS_PER_IP and RATE_LIMIT must leave room for
+    them."""
     port = int(url.rsplit(":", 1)[1].split("/")[0])
     server = Server(port=port)  # not started here: only its address is used
     photo = portrait_photo().jpeg

@@ -123,3 +123,25 @@ def running_server(model_home: Path, tmp_path_factory: pytest.TempPathFactory) -
             server.stop()
 
     return start
+
+
+
+@contextmanager
+def reachable_folder() -> Iterator[Path]:
+    """A folder (for FRONT_TEMP_DIR) that nginx's unprivileged workers can reach when the tests run
+    as root (pytest's own folders are private to their owner), removed afterwards."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="pilotlight-test-front-"))
+    folder.chmod(0o711)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture()
+def front_temp_dir() -> Iterator[Path]:
+    with reachable_folder() as folder:
+        yield folder

@@ -96,3 +96,51 @@ def test_the_rendered_configmap_keeps_a_spare_thread() -> None:
     [configmap] = [obj for obj in render(base) if obj["kind"] == "ConfigMap" and obj["metadata"]["name"].startswith("pilotlight-config")]
     settings = Settings.from_env({key: str(value) for key, value in configmap["data"].items()})
     assert settings.worker_threads >= settings.queue_depth + 2
+
+
+def test_only_the_ingress_controller_and_the_keepalive_job_may_connect() -> None:
+    """The base's NetworkPolicy admits two peers, so only they can name a client in X-Forwarded-For
+    (TRUSTED_PROXIES): the ingress controller's pods, by namespace and label, and the keep-alive
+    job's pods, whose template carries the label the policy selects and not the one the Service,
+    the PDB and the policy itself select."""
+    from tests.support.kube import render
+
+    base = Path(__file__).resolve().parent.parent / "deploy" / "k8s" / "base"
+    objects = render(base)
+    [policy] = [obj for obj in objects if obj["kind"] == "NetworkPolicy"]
+    [cronjob] = [obj for obj in objects if obj["kind"] == "CronJob" and "keepalive" in obj["metadata"]["name"]]
+    [service] = [obj for obj in objects if obj["kind"] == "Service"]
+    [rule] = policy["spec"]["ingress"]
+    assert rule["ports"] == [{"protocol": "TCP", "port": 8000}]
+    ingress, keepalive = rule["from"]
+    assert ingress["namespaceSelector"]["matchLabels"] == {"kubernetes.io/metadata.name": "ingress-nginx"}
+    assert ingress["podSelector"]["matchLabels"] == {"app.kubernetes.io/name": "ingress-nginx"}
+    assert set(keepalive) == {"podSelector"}, "the keep-alive peer is this namespace's pods only"
+    job_labels = cronjob["spec"]["jobTemplate"]["spec"]["template"]["metadata"]["labels"]
+
+    def selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+        return all(labels.get(key) == value for key, value in selector.items())
+
+    assert selects(keepalive["podSelector"]["matchLabels"], job_labels)
+    assert not selects(service["spec"]["selector"], job_labels) and not selects(policy["spec"]["podSelector"]["matchLabels"], job_labels)
+    assert policy["spec"]["egress"] == []
+
+
+def test_nginx_temporary_files_have_a_volume_larger_than_their_budget() -> None:
+    """FRONT_TEMP_DIR is a volume of its own in the rendered Deployment, and its sizeLimit holds
+    TEMP_BUDGET_MB (the kubelet evicts a pod whose emptyDir outgrows its limit)."""
+    from tests.support.kube import render
+
+    base = Path(__file__).resolve().parent.parent / "deploy" / "k8s" / "base"
+    objects = render(base)
+    [configmap] = [obj for obj in objects if obj["kind"] == "ConfigMap" and obj["metadata"]["name"].startswith("pilotlight-config")]
+    [deployment] = [obj for obj in objects if obj["kind"] == "Deployment"]
+    settings = Settings.from_env({key: str(value) for key, value in configmap["data"].items()})
+    pod = deployment["spec"]["template"]["spec"]
+    [container] = [c for c in pod["containers"] if c["name"] == "pilotlight"]
+    [mount] = [m for m in container["volumeMounts"] if m["mountPath"] == str(settings.front_temp_dir)]
+    [volume] = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    limit = volume["emptyDir"]["sizeLimit"]
+    assert limit.endswith("Mi") and int(limit[:-2]) > settings.temp_budget_mb
+    assert settings.max_posts_in_progress is not None and settings.max_posts_in_progress >= settings.workers * (1 + settings.queue_depth)
+    assert mount["name"] != "tmp", "nginx's files have a volume of their own, apart from the models in /tmp"

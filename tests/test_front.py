@@ -8,8 +8,10 @@ alone on loopback without nginx. Every loop and wait is bounded; nothing asserts
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -85,6 +87,78 @@ def test_trusted_proxies_and_their_validation() -> None:
     assert "set_real_ip_from" not in rendered()
     with pytest.raises(ConfigError, match="TRUSTED_PROXIES"):
         Settings.from_env({"TRUSTED_PROXIES": "10.0.0.0/33"})
+
+
+def bucket_of(address: str) -> str:
+    """The key nginx's `map $remote_addr $client` gives `address`, the map's rules run by `re`
+    (PCRE and Python agree on these: anchors, classes, counted repeats, groups)."""
+    for pattern, key in front.client_buckets():
+        match = re.search(pattern, address)
+        if match:
+            return re.sub(r"\$(\d)", lambda ref: match.group(int(ref.group(1))), key)
+    return address
+
+
+def test_an_ipv6_client_is_one_bucket_per_64_whatever_the_spelling() -> None:
+    """Every spelling nginx can write (RFC 5952, as Python's `compressed`) of 20,000 addresses,
+    zero runs placed at random: the key is the /64, in full; an IPv4 address is itself."""
+    rng = random.Random(34)
+    for _ in range(20_000):
+        hextets = [rng.choice((0, 0, 0, rng.randrange(1, 16), rng.randrange(1 << 16))) for _ in range(8)]
+        address = ipaddress.IPv6Address(sum(value << 16 * (7 - index) for index, value in enumerate(hextets)))
+        if address.ipv4_mapped is not None:
+            continue
+        network = ipaddress.IPv6Network(f"{address}/64", strict=False).network_address.exploded.split(":")[:4]
+        assert bucket_of(address.compressed) == ":".join(f"{int(part, 16):x}" for part in network), address.compressed
+    assert bucket_of("2001:db8::1") == bucket_of("2001:db8:0:0:ffff::") == "2001:db8:0:0"
+    assert bucket_of("2001:db8:0:1::1") != bucket_of("2001:db8::1")
+    assert bucket_of("203.0.113.9") == bucket_of("::ffff:203.0.113.9") == "203.0.113.9"
+    conf = rendered()
+    assert "limit_conn_zone $client zone=per_client:10m;" in conf and "map $remote_addr $client {" in conf
+
+
+def test_the_rate_limit_and_its_settings() -> None:
+    conf = rendered(RATE_LIMIT="30", RATE_BURST="5")
+    assert "limit_req_zone $rate_client zone=per_client_rate:10m rate=30r/m;" in conf
+    assert "limit_req zone=per_client_rate burst=5 nodelay;" in conf
+    assert "map $request_method $rate_client { POST $client; default \"\"; }" in conf  # probes and the page: never
+    errors = {error.status: error for error in front.front_errors(Settings.from_env({"RATE_LIMIT": "30"}))}
+    limited = errors[front.RATE_LIMITED]
+    assert (limited.answer, limited.code, dict(limited.headers)["Retry-After"]) == (429, "rate_limited", "2")
+    assert "limit_req" not in rendered(RATE_LIMIT="0")
+    defaults = Settings.from_env({})
+    assert (defaults.rate_limit, defaults.rate_burst) == (600, 40)
+
+
+def test_the_disk_budget_caps_posts_in_progress_and_every_answer_is_buffered_whole() -> None:
+    """A request holds at most MAX_UPLOAD_MB + MAX_ANSWER_MB of nginx's temporary files, so
+    TEMP_BUDGET_MB allows budget // that many POSTs in progress on the server; a budget that
+    cannot hold what the workers admit is refused at start. nginx's per-answer temporary file is
+    MAX_ANSWER_MB, the largest answer the app sends (so a worker never waits on a slow reader)."""
+    conf = rendered(MAX_UPLOAD_MB="20", MAX_ANSWER_MB="96", TEMP_BUDGET_MB="3072", QUEUE_DEPTH="4")
+    assert "limit_conn posts 26;" in conf and "limit_conn_zone $any_post zone=posts:1m;" in conf
+    assert f"proxy_max_temp_file_size {96 * 2**20};" in conf
+    assert "limit_conn posts" not in rendered()  # no budget, no server-wide cap
+    settings = Settings.from_env({"TEMP_BUDGET_MB": "3072"})
+    assert settings.max_posts_in_progress == 26
+    assert "or on this server (the limit is 26)" in {e.status: e for e in front.front_errors(settings)}[429].message
+    with pytest.raises(ConfigError, match=r"TEMP_BUDGET_MB=1000 holds 8 requests .* fewer than the 10"):
+        Settings.from_env({"WORKERS": "2", "QUEUE_DEPTH": "4", "TEMP_BUDGET_MB": "1000"})
+
+
+@pytest.mark.parametrize("run_dir", ["/tmp/a b", "/tmp/x;user root", "/tmp/a\nb", "/tmp/{x}", "/tmp/$x", "/tmp/'x'"])
+def test_a_value_nginx_cannot_take_unquoted_is_refused(run_dir: str) -> None:
+    settings = Settings.from_env({"WORKERS": "2"})
+    with pytest.raises(ConfigError, match="nginx"):
+        front.render(settings, run_dir=Path(run_dir), sockets=Path("/run/x/w"), user=None, rlimit_nofile=4096)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0;", "127.0.0.1 x", "a{b}", "fe80::1%a;b", "-bad"])
+def test_a_host_that_is_neither_an_address_nor_a_name_is_refused(host: str) -> None:
+    with pytest.raises(ConfigError, match="HOST"):
+        Settings.from_env({"HOST": host})
+    for good in ("0.0.0.0", "::", "::1", "localhost", "pilotlight.internal"):
+        assert front.listen_address(Settings.from_env({"HOST": good})).endswith(":8000")
 
 
 def test_front_settings_and_retired_ones() -> None:
@@ -376,3 +450,26 @@ def test_without_nginx_gunicorn_serves_alone_on_loopback(model_home: Path, tmp_p
         listening = subprocess.run(["ss", "-Htln", f"sport = :{server.port}"], capture_output=True, text=True, check=True).stdout
         assert listening.split() and all(line.split()[3].startswith("127.0.0.1:") for line in listening.splitlines()), listening
         assert server.get("/healthz").headers.get("Server", "").startswith("gunicorn")
+
+
+@pytest.mark.server
+def test_the_rate_limit_counts_posts_per_client_and_an_ipv6_client_per_64(running_server: RunningServer) -> None:
+    """RATE_LIMIT=1 a minute, RATE_BURST=2: a client's fourth POST in a minute is refused 429
+    `rate_limited`, and so is the next one from another address of its /64, however written; a
+    client of another /64, or of IPv4, still gets through, and probes are never counted. The
+    client is named by X-Forwarded-For from a trusted proxy (the test, on loopback). The POSTs
+    are not multipart: the app answers each with a fast 415, and nginx counts it all the same."""
+    with running_server(WORKERS="1", TRUSTED_PROXIES="127.0.0.1", RATE_LIMIT="1", RATE_BURST="2") as server:
+
+        def from_client(address: str) -> tuple[int, dict[str, object]]:
+            reply = server.post(CUTOUT, data={"x": "1"}, headers={"X-Forwarded-For": address}, timeout=30)
+            return reply.status_code, reply.json()["error"] | {"retry_after": reply.headers.get("Retry-After")}
+
+        same_64 = ["2001:db8:7:1::a", "2001:db8:7:1:0:0:0:b", "2001:db8:7:1:ffff::c"]
+        assert [from_client(address)[0] for address in same_64] == [415, 415, 415]
+        status, error = from_client("2001:db8:7:1:1:2:3:4")
+        assert status == 429 and error["code"] == "rate_limited" and error["retry_after"] == "60", error
+        assert from_client("2001:db8:7:2::a")[0] == 415  # the next /64: a client of its own
+        assert from_client("198.51.100.7")[0] == 415
+        for _ in range(5):
+            assert server.get("/healthz", headers={"X-Forwarded-For": "2001:db8:7:1::a"}).status_code == 200

@@ -174,3 +174,29 @@ def test_a_swap_holds_one_decoded_photo_at_a_time_and_answers_inside_the_slot(
     assert response.get_json()["faces_swapped"] == [0] and response.get_json()["source_face"] is not None
     assert decodes.alive_at_call == [0, 0], "the source's pixels were still held when the target was decoded"
     assert answers == [1], "the swap's answer was encoded outside the inference slot"
+
+
+def test_an_answer_over_max_answer_mb_is_refused_before_it_is_sent(
+    small_settings: Settings, small_registry: Registry, big_photo: bytes
+) -> None:
+    """MAX_ANSWER_MB bounds the answer nginx must buffer: over it, 413 `answer_too_large` naming the
+    size and the ways to a smaller one; base64 JSON counts at its own size (a third more)."""
+
+    def cut_out(max_answer_mb: float, **fields: str) -> object:
+        settings = dataclasses.replace(small_settings, max_answer_mb=max_answer_mb)
+        client = create_app(settings, small_registry).test_client()
+        headers = {"Accept": fields.pop("accept", "image/png")}
+        return client.post("/api/v1/remove-background", data={"image": (io.BytesIO(big_photo), "me.jpg"), **fields}, headers=headers)
+
+    png = cut_out(1024)
+    assert png.status_code == 200
+    size = len(png.data)
+    fits_png_only = (size * 1.2) / 2**20  # the PNG fits, its base64 (4/3 of it) does not
+    assert cut_out(fits_png_only).status_code == 200
+    refused = cut_out(fits_png_only, accept="application/json")
+    error = refused.get_json()["error"]
+    assert refused.status_code == 413 and error["code"] == "answer_too_large", error
+    assert error["answer_bytes"] == forms.base64_size(size) and "JPEG" in error["message"] and "JSON" in error["message"]
+    small = cut_out(size / 2 / 2**20)
+    assert small.status_code == 413 and small.get_json()["error"]["answer_bytes"] == size
+    assert cut_out(size / 2 / 2**20, format="jpeg").status_code == 200  # the advice works

@@ -6,6 +6,7 @@ nothing asserts a duration.
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -178,7 +179,8 @@ def test_probes_are_answered_while_every_slot_and_queue_place_is_taken(server: S
         for thread in threads:
             thread.join(timeout=60)
     assert 503 in outcomes, "12 clients on 2 x 3 slots must fill every slot and queue place"
-    assert set(outcomes) <= {200, 503}, outcomes
+    # 429: RATE_LIMIT, once this one address's retries of each fast 503 outrun its burst
+    assert set(outcomes) <= {200, 429, 503}, outcomes
     assert probes and set(probes) == {200}, probes
 
 
@@ -237,3 +239,80 @@ def test_api_keys_guard_the_api_and_never_reach_the_log(limited: Server, astrona
     time.sleep(0.5)  # the access lines of the last answers
     log = limited.log_text()
     assert "/api/v1/specs" in log and KEY not in log and OTHER_KEY not in log
+
+
+def temp_file_bytes(server: Server, folder: Path) -> int:
+    """The bytes of nginx's temporary files under `folder`: nginx unlinks each as it opens it, so
+    they are counted through its processes' open files (as the disk holds them)."""
+    total = 0
+    for pid in server.front():
+        fds = Path(f"/proc/{pid}/fd")
+        try:
+            entries = list(fds.iterdir())
+        except OSError:
+            continue
+        for fd in entries:
+            try:
+                if os.readlink(fd).startswith(f"{folder}/"):
+                    total += fd.stat().st_size
+            except OSError:
+                continue
+    return total
+
+
+@pytest.mark.server
+def test_slow_readers_temporary_files_stay_within_the_budget(running_server: RunningServer, front_temp_dir: Path) -> None:
+    """MAX_ANSWER_MB=12 (a noisy 2048 px cut-out's PNG is about 8 MB), MAX_UPLOAD_MB=3: a request holds
+    at most 15 MB of nginx's temporary files, so TEMP_BUDGET_MB=45 lets 3 POSTs be in progress on the
+    server. Two readers that never read, from one address (MAX_CONNECTIONS_PER_IP=2), hold their
+    answers on disk within 2 x MAX_ANSWER_MB; a third from that address is refused 429, a reader
+    from another address takes the server's last place, and the next POST, from a third address,
+    is refused 429 (the server's cap). Probes go on; once the readers leave, a cut-out is served."""
+    front_dir = front_temp_dir
+    env = {"WORKERS": "1", "QUEUE_DEPTH": "1", "MAX_UPLOAD_MB": "3", "MAX_ANSWER_MB": "12", "TEMP_BUDGET_MB": "45",
+           "MAX_CONNECTIONS_PER_IP": "2", "FRONT_TEMP_DIR": str(front_dir)}
+    request = cutout_request(big_photo())
+    with running_server(**env) as server:
+        [temp_dir] = list(front_dir.glob("pilotlight-*"))  # the launcher's folder for nginx's temporary files
+
+        def refused_from(source: str) -> bytes:
+            sock = hostile_socket(server.port, source=source)
+            try:
+                sock.sendall(request[:4096])  # the head and the start of the body: refused before the rest
+                deadline = time.monotonic() + 10
+                closed, answer = closed_by_server(sock)
+                while not answer and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                    closed, answer = closed_by_server(sock)
+                return answer
+            finally:
+                sock.close()
+
+        readers = open_readers(server.port, request, 2, source="127.0.0.2")
+        try:
+            assert len(readers) == 2, "two cut-outs must be answered to the slow readers"
+            on_disk = temp_file_bytes(server, temp_dir)
+            deadline = time.monotonic() + 20
+            while on_disk == 0 and time.monotonic() < deadline:  # nginx is still taking the answers in
+                time.sleep(0.25)
+                on_disk = temp_file_bytes(server, temp_dir)
+            assert 0 < on_disk <= 2 * 12 * 2**20, on_disk  # the answers wait in temporary files, within the cap
+            same_address = refused_from("127.0.0.2")
+            assert same_address.startswith(b"HTTP/1.1 429 ") and b"too_many_connections" in same_address, same_address[:300]
+            readers += open_readers(server.port, request, 1, source="127.0.0.3")
+            assert len(readers) == 3
+            full = refused_from("127.0.0.4")
+            assert full.startswith(b"HTTP/1.1 429 ") and b"on this server (the limit is 3)" in full, full[:300]
+            assert server.get("/readyz", timeout=20).status_code == 200  # probes are not POSTs: never counted
+            assert temp_file_bytes(server, temp_dir) <= 45 * 2**20
+        finally:
+            for sock, _ in readers:
+                sock.close()
+        deadline = time.monotonic() + 30
+        status = 0
+        while time.monotonic() < deadline:
+            status = server.post(CUTOUT, files={"image": ("a.jpg", big_photo(512), "image/jpeg")}, timeout=60).status_code
+            if status == 200:
+                break
+            time.sleep(0.5)
+        assert status == 200

@@ -11,6 +11,7 @@ from flask import Response, jsonify, request
 from .. import observability
 from ..errors import ApiError, bad_request
 from ..imageio import OUTPUT_FORMATS
+from ..service import current_service
 from ..timings import Timings
 
 _TRUE = ("1", "true", "yes", "on")
@@ -92,14 +93,40 @@ def image_response(data: bytes, fmt: str, *, timings: Timings, filename: str, ex
     it must be made under the slot's one-photo-per-worker bound and the watchdog."""
     observability.observe_inference(timings)  # the stages in timings.models, per model
     content_type = OUTPUT_FORMATS[fmt]
+    limit = current_service().settings.max_answer_bytes
     if wants_json(content_type):
         fields = {"content_type": content_type, "bytes": len(data), **extra, "timings": timings.as_dict()}
+        refuse_larger_than(limit, base64_size(len(data)), fmt=fmt, as_json=True)
         response = Response(json_with_base64("image", data, fields), mimetype="application/json")
     else:
+        refuse_larger_than(limit, len(data), fmt=fmt, as_json=False)
         response = Response(data, mimetype=content_type)
         response.headers["Content-Disposition"] = f'inline; filename="{filename}"'
     response.headers["Server-Timing"] = timings.header()
     return response
+
+
+def base64_size(length: int) -> int:
+    return 4 * ((length + 2) // 3)
+
+
+def refuse_larger_than(limit: int, size: int, *, fmt: str, as_json: bool) -> None:
+    """413 `answer_too_large` for an answer over MAX_ANSWER_MB, before nginx takes any of it: nginx
+    buffers every answer whole (its temporary file holds up to MAX_ANSWER_MB), so no answer it could
+    not hold is ever sent."""
+    if size <= limit:
+        return
+    ways = ["JPEG (format=jpeg)"] if fmt != "jpeg" else []
+    if as_json:
+        ways.append("the image itself rather than JSON (base64 adds a third)")
+    ways.append("a smaller size or sheet_dpi")
+    raise ApiError(
+        413,
+        "answer_too_large",
+        f"The answer would be {size / 2**20:.1f} MB; the limit is {limit / 2**20:g} MB (MAX_ANSWER_MB). Ask for "
+        + ", or ".join(ways) + ".",
+        details={"answer_bytes": size, "limit_bytes": limit},
+    )
 
 
 def json_with_base64(name: str, data: bytes, fields: dict[str, object]) -> bytes:

@@ -21,13 +21,15 @@ nginx's own refusals carry the service's one JSON error shape (`FRONT_ERRORS`).
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
-from ..config import ReleaseMemory, Settings
+from ..config import ConfigError, ReleaseMemory, Settings
 
 TEMPLATES = Path(__file__).with_name("templates")
 KEEPER_WEIGHT = 1_000_000  # smooth weighted round-robin: a non-keeper wins one tie in a million
@@ -69,9 +71,11 @@ def front_errors(settings: Settings) -> tuple[FrontError, ...]:
         FrontError(413, 413, "payload_too_large", f"The upload is larger than the {settings.max_upload_mb:g} MB limit."),
         FrontError(414, 414, "uri_too_long", "The request line is too long."),
         FrontError(494, 431, "headers_too_large", "The request headers are too large."),
-        FrontError(429, 429, "too_many_connections",
-                   f"Too many requests in progress from this address (the limit is {settings.max_connections_per_ip}).",
-                   (("Retry-After", "1"),)),
+        FrontError(429, 429, "too_many_connections", _too_many_message(settings), (("Retry-After", "1"),)),
+        FrontError(RATE_LIMITED, 429, "rate_limited",
+                   f"Too many requests from this address: the limit is {settings.rate_limit} a minute, "
+                   f"{settings.rate_burst} more at once.",
+                   (("Retry-After", str(retry_after(settings.rate_limit))),)),
         FrontError(500, 500, "internal_error", "The server failed to process this request."),
         FrontError(501, 501, "not_implemented", "This transfer encoding is not supported."),
         FrontError(502, 503, "unavailable", "No worker can take this request right now (starting or restarting); retry shortly.",
@@ -79,6 +83,64 @@ def front_errors(settings: Settings) -> tuple[FrontError, ...]:
         FrontError(504, 504, "gateway_timeout", "The request took longer than the server allows."),
         FrontError(505, 505, "http_version_not_supported", "This server speaks HTTP/1.0 and HTTP/1.1."),
     )
+
+
+def _too_many_message(settings: Settings) -> str:
+    text = f"Too many requests in progress from this address (the limit is {settings.max_connections_per_ip})"
+    posts = settings.max_posts_in_progress
+    return text + (f", or on this server (the limit is {posts})." if posts is not None else ".")
+
+
+RATE_LIMITED = 430  # limit_req's own status inside nginx, told from limit_conn's 429; clients get 429
+
+
+def retry_after(per_minute: int) -> int:
+    """Whole seconds until the rate limit lets one more request through."""
+    return max(1, math.ceil(60 / per_minute)) if per_minute else 1
+
+
+HEXTET = "[0-9a-f]{1,4}"
+
+
+def client_buckets() -> list[tuple[str, str]]:
+    """nginx `map` rules (regex, key) from `$remote_addr` to the bucket the per-client limits count:
+    an IPv6 client's /64 (one subscriber's whole network: a single host may take any address in
+    it), written as its first four hextets in full; an IPv4-mapped address as its IPv4 address.
+    IPv4 addresses fall through to the map's default, the address itself.
+
+    nginx writes IPv6 addresses as RFC 5952 says (lower case, no leading zeros, the longest run of
+    two or more zero hextets as `::`), so one /64 has several spellings, and a rule per place the
+    `::` can take within the first four hextets brings them to one key."""
+    rules = [
+        (r"^::ffff:(\d+\.\d+\.\d+\.\d+)$", "$1"),
+        (r"^::\d+\.\d+\.\d+\.\d+$", "0:0:0:0"),  # IPv4-compatible (::/96), which nginx writes so
+        (f"^({HEXTET}:{HEXTET}:{HEXTET}:{HEXTET}):", "$1"),
+    ]
+    for before in range(4):  # hextets written before the `::`
+        head = ":".join([f"({HEXTET})"] * before)
+        keys = [f"${index + 1}" for index in range(before)]
+        # up to four hextets after the `::`: the zeros fill the rest of the first four
+        tail = f"(?:{HEXTET}(?::{HEXTET}){{0,3}})?"
+        rules.append((f"^{head}::{tail}$", ":".join(keys + ["0"] * (4 - before))))
+        for after in range(5, 8 - before):  # more: the first of them reach into the first four
+            zeros = 8 - before - after
+            shown = 4 - before - zeros
+            groups = [f"({HEXTET})"] * shown + [HEXTET] * (after - shown)
+            rules.append((f"^{head}::{':'.join(groups)}$", ":".join(keys + ["0"] * zeros + [f"${before + i + 1}" for i in range(shown)])))
+    return rules
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9._/:@%+=,\[\]-]+")
+
+
+def nginx_token(value: object) -> str:
+    """`value` as one unquoted nginx token, or ConfigError: a space, `;`, a brace, a quote, `$`, `#`
+    or a newline in a pasted value would end the directive or add one."""
+    text = str(value)
+    if not _TOKEN.fullmatch(text):
+        raise ConfigError(f"{text!r} cannot be written into nginx's configuration (a path or address with a space, "
+                          "quote, brace, ';', '$' or '#'); choose one without (TMPDIR, HOST)")
+    return text
 
 
 def worker_socket(folder: Path, slot: int) -> Path:
@@ -104,21 +166,25 @@ def listen_address(settings: Settings) -> str:
     return f"{host}:{settings.port}"
 
 
-def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None, rlimit_nofile: int) -> str:
-    """nginx.conf for `settings`. `run_dir`: nginx's pid and temporary files; `sockets`: the
-    workers' socket folder; `user`: the workers' `user` line when nginx starts as root (else None);
-    `rlimit_nofile`: the open-file limit nginx may raise itself to."""
+def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None, rlimit_nofile: int,
+           temp_dir: Path | None = None) -> str:
+    """nginx.conf for `settings`. `run_dir`: nginx's pid (and its temporary files unless
+    `temp_dir` names their folder: FRONT_TEMP_DIR's); `sockets`: the workers' socket folder; `user`:
+    the workers' `user` line when nginx starts as root (else None); `rlimit_nofile`: the open-file
+    limit nginx may raise itself to."""
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,  # noqa: S701  (not HTML: an nginx configuration)
     )
+    environment.filters["token"] = nginx_token
     template = environment.get_template("nginx.conf.j2")
     workers, keepers = settings.workers, _keepers(settings)
     return template.render(
         user=user,
         run_dir=run_dir,
+        temp_dir=temp_dir or run_dir,
         rlimit_nofile=rlimit_nofile,
         error_level=NGINX_LEVELS[settings.log_level],
         graceful_timeout=settings.graceful_timeout,
@@ -135,6 +201,12 @@ def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None
         light=[Upstream(worker_socket(sockets, slot)) for slot in range(workers)],
         listen=listen_address(settings),
         max_connections_per_ip=settings.max_connections_per_ip or 65535,  # 0: no limit (the zone still counts)
+        client_buckets=client_buckets(),
+        max_posts=settings.max_posts_in_progress,
+        max_answer_bytes=settings.max_answer_bytes,
+        rate_limit=settings.rate_limit,
+        rate_burst=settings.rate_burst,
+        rate_limited=RATE_LIMITED,
         read_timeout=2 * settings.timeout + 10,
         errors=front_errors(settings),
     )

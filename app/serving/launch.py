@@ -92,17 +92,19 @@ def _loopback(host: str) -> bool:
 
 def _pair(settings: Settings, nginx: str) -> int:
     run_dir = Path(tempfile.mkdtemp(prefix="pilotlight-"))
-    sockets = run_dir / "workers"
+    sockets = run_dir / "workers"  # in the temp dir, whatever FRONT_TEMP_DIR: a unix socket's path is short
     sockets.mkdir()
+    # nginx's temporary files (bodies, answers): FRONT_TEMP_DIR, a volume of their own, when set
+    temp_dir = run_dir if settings.front_temp_dir is None else Path(tempfile.mkdtemp(prefix="pilotlight-", dir=settings.front_temp_dir))
     user = front.nginx_user()
-    if user is not None:  # nginx's workers run unprivileged and must reach the sockets
-        run_dir.chmod(0o711)
-        sockets.chmod(0o711)
+    if user is not None:  # nginx's workers run unprivileged and must reach the sockets and temp files
+        for folder in (run_dir, sockets, temp_dir):
+            folder.chmod(0o711)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = 2 * settings.worker_connections + 64
     nofile = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
     conf = run_dir / "nginx.conf"
-    conf.write_text(front.render(settings, run_dir=run_dir, sockets=sockets, user=user, rlimit_nofile=nofile))
+    conf.write_text(front.render(settings, run_dir=run_dir, sockets=sockets, user=user, rlimit_nofile=nofile, temp_dir=temp_dir))
 
     signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
     try:
@@ -121,6 +123,7 @@ def _pair(settings: Settings, nginx: str) -> int:
         return _supervise(gunicorn=gunicorn, proxy=proxy, grace=float(settings.graceful_timeout))
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
+        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def _wait_first_worker(gunicorn: subprocess.Popen[bytes], sockets: Path) -> int | None:
