@@ -14,17 +14,17 @@ ENV PIP_NO_CACHE_DIR=1 \
     MODEL_HOME=/opt/models \
     NUMBA_CPU_NAME=generic
 WORKDIR /src
-# binutils only for `strip` in slim-venv (the build stages are thrown away).
-# hadolint ignore=DL3008
+# binutils only for `strip` in slim-venv (the build stages are thrown away). Every apt package is
+# pinned by version, every wheel by hash: scripts/lock-image-inputs.sh refreshes both.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends binutils \
+ && apt-get install -y --no-install-recommends binutils=2.40-2 \
  && rm -rf /var/lib/apt/lists/*
 RUN python3 -m venv /opt/venv
-COPY requirements.txt requirements-nodeps.txt ./
-# insightface with --no-deps (requirements-nodeps.txt says why); one layer, rebuilt only when a
-# requirements file changes.
-RUN /opt/venv/bin/pip install --no-cache-dir -r requirements.txt \
- && /opt/venv/bin/pip install --no-cache-dir --no-deps -r requirements-nodeps.txt \
+COPY requirements.lock requirements-nodeps.lock ./
+# The requirements' locks (each pin with its file's sha256); insightface with --no-deps
+# (requirements-nodeps.txt says why); one layer, rebuilt only when a requirements file changes.
+RUN /opt/venv/bin/pip install --no-cache-dir --require-hashes -r requirements.lock \
+ && /opt/venv/bin/pip install --no-cache-dir --require-hashes --no-deps -r requirements-nodeps.lock \
  && if /opt/venv/bin/pip show -q opencv-python 2>/dev/null; then \
       echo "opencv-python installed next to opencv-python-headless" >&2; exit 1; fi
 
@@ -41,9 +41,8 @@ RUN /opt/venv/bin/pip install --no-cache-dir -r requirements.txt \
 FROM venv AS models
 ARG MODELS_TO_FETCH="u2net u2netp centerface landmarks68"
 ARG U2NET_VARIANTS=fp32
-# hadolint ignore=DL3008
 RUN apt-get update \
- && apt-get install -y --no-install-recommends npm \
+ && apt-get install -y --no-install-recommends npm=9.2.0~ds1-1 \
  && rm -rf /var/lib/apt/lists/*
 COPY app/__init__.py app/native_threads.py app/config.py app/
 COPY app/models/__init__.py app/models/__main__.py app/models/fetch.py app/models/checksums.py app/models/manifest.py \
@@ -71,8 +70,13 @@ COPY app/ app/
 RUN /opt/venv/bin/python -m compileall -q app
 
 FROM ${BASE_IMAGE}
+ARG BASE_IMAGE
 LABEL org.opencontainers.image.title="pilotlight" \
-      org.opencontainers.image.description="An always-warm AI portrait server: ID photos and cut-outs"
+      org.opencontainers.image.description="An always-warm AI portrait server: ID photos and cut-outs" \
+      org.opencontainers.image.base.name="${BASE_IMAGE}"
+# The base it was built on, in the build's log and the image's label. Pin it by digest:
+# --build-arg BASE_IMAGE=python:3.11-slim-bookworm@sha256:... (scripts/lock-image-inputs.sh says how).
+RUN echo "pilotlight: built on BASE_IMAGE=${BASE_IMAGE}"
 ENV PATH=/opt/venv/bin:$PATH \
     VENV=/opt/venv \
     PILOTLIGHT_NO_SETUP=1 \
@@ -91,10 +95,9 @@ ENV PATH=/opt/venv/bin:$PATH \
 # tini as PID 1: it reaps orphans and hands SIGTERM to the launcher, which stops nginx first, then
 # gunicorn. policy-rc.d keeps the package from starting nginx inside the build; apt's caches go
 # (its package caches alone were most of a 40 MB layer).
-# hadolint ignore=DL3008
 RUN printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d \
  && apt-get update \
- && apt-get install -y --no-install-recommends nginx tini \
+ && apt-get install -y --no-install-recommends nginx=1.22.1-9+deb12u9 nginx-common=1.22.1-9+deb12u9 tini=0.19.0-1+b3 \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb /var/log/apt /var/log/dpkg.log \
       /usr/sbin/policy-rc.d /etc/nginx/sites-enabled/* \
  && useradd --system --uid 10001 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin pilotlight
