@@ -90,11 +90,9 @@ def test_threads_leave_a_spare_for_probes(threads: str | None, queue_depth: str,
 
 def test_the_rendered_configmap_keeps_a_spare_thread() -> None:
     """The Kubernetes base as kustomize renders it: its ConfigMap's environment is one the server accepts."""
-    from tests.support.kube import render
+    from tests.support import kube
 
-    base = Path(__file__).resolve().parent.parent / "deploy" / "k8s" / "base"
-    [configmap] = [obj for obj in render(base) if obj["kind"] == "ConfigMap" and obj["metadata"]["name"].startswith("pilotlight-config")]
-    settings = Settings.from_env({key: str(value) for key, value in configmap["data"].items()})
+    settings = Settings.from_env(kube.configmap_env(kube.base()))
     assert settings.worker_threads >= settings.queue_depth + 2
 
 
@@ -103,13 +101,11 @@ def test_only_the_ingress_controller_and_the_keepalive_job_may_connect() -> None
     (TRUSTED_PROXIES): the ingress controller's pods, by namespace and label, and the keep-alive
     job's pods, whose template carries the label the policy selects and not the one the Service,
     the PDB and the policy itself select."""
-    from tests.support.kube import render
+    from tests.support import kube
 
-    base = Path(__file__).resolve().parent.parent / "deploy" / "k8s" / "base"
-    objects = render(base)
-    [policy] = [obj for obj in objects if obj["kind"] == "NetworkPolicy"]
-    [cronjob] = [obj for obj in objects if obj["kind"] == "CronJob" and "keepalive" in obj["metadata"]["name"]]
-    [service] = [obj for obj in objects if obj["kind"] == "Service"]
+    objects = kube.base()
+    policy, service = kube.only(objects, "NetworkPolicy"), kube.only(objects, "Service")
+    cronjob = kube.only(objects, "CronJob", "pilotlight-keepalive")
     [rule] = policy["spec"]["ingress"]
     assert rule["ports"] == [{"protocol": "TCP", "port": 8000}]
     ingress, keepalive = rule["from"]
@@ -129,14 +125,11 @@ def test_only_the_ingress_controller_and_the_keepalive_job_may_connect() -> None
 def test_nginx_temporary_files_have_a_volume_larger_than_their_budget() -> None:
     """FRONT_TEMP_DIR is a volume of its own in the rendered Deployment, and its sizeLimit holds
     TEMP_BUDGET_MB (the kubelet evicts a pod whose emptyDir outgrows its limit)."""
-    from tests.support.kube import render
+    from tests.support import kube
 
-    base = Path(__file__).resolve().parent.parent / "deploy" / "k8s" / "base"
-    objects = render(base)
-    [configmap] = [obj for obj in objects if obj["kind"] == "ConfigMap" and obj["metadata"]["name"].startswith("pilotlight-config")]
-    [deployment] = [obj for obj in objects if obj["kind"] == "Deployment"]
-    settings = Settings.from_env({key: str(value) for key, value in configmap["data"].items()})
-    pod = deployment["spec"]["template"]["spec"]
+    objects = kube.base()
+    settings = Settings.from_env(kube.configmap_env(objects))
+    pod = kube.only(objects, "Deployment")["spec"]["template"]["spec"]
     [container] = [c for c in pod["containers"] if c["name"] == "pilotlight"]
     [mount] = [m for m in container["volumeMounts"] if m["mountPath"] == str(settings.front_temp_dir)]
     [volume] = [v for v in pod["volumes"] if v["name"] == mount["name"]]

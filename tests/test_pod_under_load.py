@@ -36,22 +36,19 @@ from app.models.manifest import get_spec
 from tests import onnx_fakes
 from tests.conftest import RunningServer, reachable_folder
 from tests.support.harness import Server
-from tests.support.kube import render
+from tests.support import kube
 
 pytestmark = pytest.mark.server
 
-BASE = Path(__file__).resolve().parent.parent / "deploy" / "k8s" / "base"
 CUTOUT = "/api/v1/remove-background"
 SLOW = {"alpha_matting": "true", "alpha_matting_erode_size": "40"}
 
 
 def rendered_base() -> tuple[dict[str, str], dict[str, object]]:
     """The ConfigMap's data, and the pilotlight container, as kustomize renders the base."""
-    objects = render(BASE)
-    [configmap] = [obj for obj in objects if obj["kind"] == "ConfigMap" and obj["metadata"]["name"].startswith("pilotlight-config")]
-    [deployment] = [obj for obj in objects if obj["kind"] == "Deployment"]
-    [container] = [c for c in deployment["spec"]["template"]["spec"]["containers"] if c["name"] == "pilotlight"]
-    return {key: str(value) for key, value in configmap["data"].items()}, container
+    objects = kube.base()
+    [container] = [c for c in kube.only(objects, "Deployment")["spec"]["template"]["spec"]["containers"] if c["name"] == "pilotlight"]
+    return kube.configmap_env(objects), container
 
 
 def mebibytes(quantity: str) -> int:

@@ -7,6 +7,7 @@ there). No kubectl is a failure, not a skip.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -40,3 +41,27 @@ def render(directory: Path) -> list[dict]:
             return objects
         obj, i = decoder.raw_decode(json_text, i)
         objects += obj["items"] if obj.get("kind") == "List" else [obj]
+
+
+BASE = Path(__file__).resolve().parent.parent.parent / "deploy" / "k8s" / "base"
+
+
+@functools.lru_cache(maxsize=1)
+def _base_objects() -> tuple[dict, ...]:
+    return tuple(render(BASE))
+
+
+def base() -> list[dict]:
+    """The Kubernetes base as kustomize renders it, rendered once per test session (a fresh list)."""
+    return list(_base_objects())
+
+
+def only(objects: list[dict], kind: str, name_prefix: str = "") -> dict:
+    """The one object of `kind` (whose name starts with `name_prefix`) among `objects`."""
+    [found] = [obj for obj in objects if obj["kind"] == kind and obj["metadata"]["name"].startswith(name_prefix)]
+    return found
+
+
+def configmap_env(objects: list[dict]) -> dict[str, str]:
+    """The base ConfigMap's data, as the pod's environment."""
+    return {key: str(value) for key, value in only(objects, "ConfigMap", "pilotlight-config")["data"].items()}
