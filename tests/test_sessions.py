@@ -113,6 +113,14 @@ def test_lanes_run_the_chosen_session_and_share_the_preoptimised_weights(tmp_pat
     assert np.array_equal(narrow, wide)
     with sessions.forced_lane(sessions.NARROW), sessions.lane(sessions.WIDE) as taken:
         assert taken == "narrow"  # warm-up forces a lane whatever the gate picks
+    # a model's own warm-up runs in no request: the forced lane is the one it runs on
+    runs: list[str] = []
+    lanes.narrow, lanes.wide = _Recording("narrow", lanes.narrow, runs), _Recording("wide", lanes.wide, runs)
+    with sessions.forced_lane(sessions.WIDE):
+        lanes.run(None, {"x": x})
+    with sessions.forced_lane(sessions.NARROW):
+        lanes.run(None, {"x": x})
+    assert runs == ["wide", "narrow"]
 
     # a session of the original file has no wide lane: it would copy the weights
     original = sessions.create_session(tmp_path / "tiny.onnx", providers=providers, label="tiny")
@@ -138,3 +146,14 @@ def test_usable_cpus_follow_the_cgroup_quota(tmp_path: Path) -> None:
     (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000")
     assert cgroup_cpu_limit(v1) == 0.5
     assert available_cpus() >= 1
+
+
+class _Recording:
+    """A session stand-in that records which lane ran, then runs the real session."""
+
+    def __init__(self, name: str, session: object, runs: list[str]) -> None:
+        self.name, self.session, self.runs = name, session, runs
+
+    def run(self, *args: object, **kwargs: object) -> object:
+        self.runs.append(self.name)
+        return self.session.run(*args, **kwargs)

@@ -238,11 +238,14 @@ def lane(name: str) -> Iterator[str]:
 
 @contextmanager
 def forced_lane(name: str) -> Iterator[None]:
-    """Every `lane()` inside takes `name` (warm-up warms each lane in turn)."""
+    """Every `lane()` inside takes `name`, and so does every run made directly inside, outside any
+    `lane()` (warm-up warms each lane in turn: its model warm-ups run in no request)."""
     token = _FORCED.set(name)
+    lane_token = _LANE.set(name)
     try:
         yield
     finally:
+        _LANE.reset(lane_token)
         _FORCED.reset(token)
 
 
