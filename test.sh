@@ -9,7 +9,7 @@ export VENV=${VENV:-$PWD/.venv}
 
 pl_setup_venv
 pl_install_requirements requirements-dev.txt
-MODELS=u2net,u2netp,centerface,landmarks68 pl_ensure_models
+MODELS=u2net,u2netp,modnet,centerface,landmarks68 pl_ensure_models
 # onnxruntime-web's files for the page's on-device cut-out (its browser test needs them): npm fetches them
 if ! command -v npm >/dev/null 2>&1; then
   pl_say "installing Debian's npm to fetch onnxruntime-web for the on-device cut-out"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
-DEFAULT_MODELS = ("u2net", "centerface", "landmarks68")
+DEFAULT_MODELS = ("u2net", "modnet", "centerface", "landmarks68")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 ARENA_MODES = ("shared", "session", "off")  # ORT_CPU_ARENA, see app/models/sessions.py
 PRECISIONS = ("auto", "int8", "fp32")  # MODEL_PRECISION, see app/models/precision.py
@@ -92,6 +92,9 @@ class Settings:
     lone_request_threads: int = field(default_factory=usable_cpus)  # the wide lane's threads; 1: no wide lane
     models: tuple[str, ...] = DEFAULT_MODELS
     segmentation_model: str = "u2net"
+    # the matte of photos with a face (ID photos; cut-outs that name no model): "auto" is modnet where
+    # MODELS has it, else SEGMENTATION_MODEL (docs: README, "Which model mattes a photo")
+    portrait_model: str = "auto"
     preload_models: bool = True
     warmup_requests: int = 2
     ort_providers: str = "auto"
@@ -202,6 +205,7 @@ class Settings:
             lone_request_threads=reader.integer("LONE_REQUEST_THREADS", defaults.lone_request_threads, low=1, high=256),
             models=reader.names("MODELS", defaults.models),
             segmentation_model=reader.text("SEGMENTATION_MODEL", defaults.segmentation_model),
+            portrait_model=reader.text("PORTRAIT_MODEL", defaults.portrait_model),
             preload_models=reader.boolean("PRELOAD_MODELS", defaults.preload_models),
             warmup_requests=reader.integer("WARMUP_REQUESTS", defaults.warmup_requests, low=0, high=100),
             ort_providers=reader.text("ORT_PROVIDERS", defaults.ort_providers),
@@ -265,6 +269,19 @@ class Settings:
                 f"SEGMENTATION_MODEL={self.segmentation_model!r} is not in MODELS={','.join(self.models)!r}; "
                 "add it to MODELS so it is loaded and warmed"
             )
+        if self.portrait_model != "auto" and self.portrait_model not in segmentation:
+            raise ConfigError(
+                f"PORTRAIT_MODEL={self.portrait_model!r} is not a segmentation model in MODELS={','.join(self.models)!r}; "
+                "use auto, or one of: " + (", ".join(segmentation) or "(none loaded)")
+            )
+
+    @property
+    def portrait_matte(self) -> str:
+        """The model that mattes photos with a face: PORTRAIT_MODEL, or for "auto" modnet where
+        MODELS has it, else SEGMENTATION_MODEL."""
+        if self.portrait_model != "auto":
+            return self.portrait_model
+        return "modnet" if "modnet" in self.models else self.segmentation_model
 
 
 def is_host(value: str) -> bool:

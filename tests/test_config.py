@@ -13,7 +13,8 @@ from app.service import Service
 def test_defaults() -> None:
     settings = Settings.from_env({"HOME": "/home/u"})
     assert settings.port == 8000 and settings.host == "127.0.0.1"
-    assert settings.models == ("u2net", "centerface", "landmarks68") and settings.segmentation_model == "u2net"
+    assert settings.models == ("u2net", "modnet", "centerface", "landmarks68") and settings.segmentation_model == "u2net"
+    assert settings.portrait_matte == "modnet"  # auto: MODNet where MODELS has it
     assert settings.preload_models is True and settings.warmup_requests == 2
     assert settings.model_home == Path("/home/u/.cache/pilotlight/models")
     assert settings.workers >= 1

@@ -10,7 +10,8 @@ from ..imaging.compose import resize_rgb
 from ..models.manifest import Role
 from ..models.registry import Registry
 from ..models.segmentation import AlphaMatting, matting_budget
-from ..pipelines.cutout import cut_out
+from ..models.portrait import PortraitMatte
+from ..pipelines.cutout import cut_out, default_segmenter
 from ..service import current_service
 from ..specs import parse_colour
 from ..timings import Timings
@@ -33,7 +34,7 @@ def remove_background() -> Response:
     settings = service.settings
     timings = Timings()
     data = forms.image_bytes()
-    model_name = forms.text("model") or settings.segmentation_model
+    model_name = forms.text("model")
     fmt = normalise_format(forms.text("format"), default="png")
     only_mask = forms.boolean("only_mask")
     background_value = forms.text("background")
@@ -50,11 +51,17 @@ def remove_background() -> Response:
             max_unknown_px=matting_budget(settings.timeout, configured=settings.max_matting_px),
         )
     service.require_ready()
-    loaded = service.registry.names(Role.SEGMENTATION)
-    if model_name not in loaded:
+    registry = service.registry
+    loaded = registry.names(Role.SEGMENTATION)
+    if model_name is not None and model_name not in loaded:
         raise bad_request("unknown_model", f"model must be one of the loaded segmentation models: {', '.join(loaded)}.")
-    segmenter = service.registry.segmenter(model_name)
-    timings.models["segment"] = model_name
+    if model_name is not None and matting is not None and isinstance(registry.segmenter(model_name), PortraitMatte):
+        raise bad_request("alpha_matting_not_applicable", f"alpha_matting refines a salient-object mask into an alpha; "
+                          f"{model_name} predicts the alpha itself. Send it without alpha_matting, or with model="
+                          f"{settings.segmentation_model}.")
+    # no model named: alpha matting refines the general model's mask; otherwise the photo decides
+    # (a face: the portrait matte), once it is decoded
+    named = model_name or (settings.segmentation_model if matting is not None else None)
 
     # decode, model, encode and the answer inside the slot: a worker holds one photo's pixels at a
     # time, whatever the requests queued behind it (they hold only their bytes), and the watchdog
@@ -67,6 +74,14 @@ def remove_background() -> Response:
             size = answer_size(*photo_size, max_pixels=settings.max_cutout_pixels)
             if size != photo_size:
                 rgb = resize_rgb(rgb, size)  # the answer's size, before any work on the pixels
+        if named is None:
+            found = registry.face_detector()
+            segmenter = default_segmenter(rgb, detector=None if found is None else found[1],
+                                          portrait=registry.segmenter(settings.portrait_matte),
+                                          general=registry.segmenter(settings.segmentation_model), timings=timings)
+        else:
+            segmenter = registry.segmenter(named)
+        timings.models["segment"] = segmenter.name
         pixels = cut_out(
             rgb,
             segmenter=segmenter,
@@ -81,7 +96,7 @@ def remove_background() -> Response:
             body = encode(pixels, fmt)
         del pixels
         kind = "mask" if only_mask else "cutout"
-        extra: dict[str, object] = {"width": size[0], "height": size[1], "model": model_name, "kind": kind}
+        extra: dict[str, object] = {"width": size[0], "height": size[1], "model": segmenter.name, "kind": kind}
         if size != photo_size:
             extra["scaled_from"] = list(photo_size)  # over MAX_CUTOUT_PIXELS
         response = forms.image_response(

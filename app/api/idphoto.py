@@ -33,7 +33,8 @@ def warmup_requests(registry: Registry) -> list[WarmupRequest]:
     if detector is None or not segmenters:
         return []
     landmarker = registry.find_named(Landmarks68)  # the ID photo runs it too: no warm-up of its own
-    models = (detector[0], segmenters[0], *(() if landmarker is None else (landmarker[0],)))
+    # the matte it runs is warmed by the cut-out requests (one per segmentation model) and its own warmup()
+    models = (detector[0], *(() if landmarker is None else (landmarker[0],)))
     # a replaced background: the heavier path (the foreground estimate under soft edges); a kept one
     # runs a subset of it plus the background measures (OpenCV filters, no first-call cost to speak of)
     return [WarmupRequest("/api/v1/idphoto/sheet", {"spec": "icao", "paper": "4x6", "background": "white"}, models)]
@@ -127,11 +128,13 @@ def _make(timings: Timings, answer: Callable[[IdPhoto, IdPhotoOptions], Response
     found = service.registry.face_detector()
     if found is None:
         raise ModelUnavailable("model_unavailable", "No face detector is loaded; add centerface to MODELS.")
-    if settings.segmentation_model not in service.registry:
-        raise ModelUnavailable("model_unavailable", f"No segmentation model is loaded; add {settings.segmentation_model} to MODELS.")
+    # the portrait matte, unless the client asks for alpha matting (which refines the general model's mask)
+    matte_name = settings.segmentation_model if options.alpha_matting is not None else settings.portrait_matte
+    if matte_name not in service.registry:
+        raise ModelUnavailable("model_unavailable", f"No segmentation model is loaded; add {matte_name} to MODELS.")
     detector_name, detector = found
-    segmenter = service.registry.segmenter(settings.segmentation_model)
-    timings.models.update(detect=detector_name, align=detector_name, segment=settings.segmentation_model)
+    segmenter = service.registry.segmenter(matte_name)
+    timings.models.update(detect=detector_name, align=detector_name, segment=matte_name)
     with service.inference(timings):
         with timings.stage("decode"):
             image = decode(data, max_pixels=settings.max_image_pixels)

@@ -5,7 +5,9 @@ A family is one class (listed once, in `app.models.registry.FAMILIES`) with:
   session comes from `session_factory` (the registry's, i.e. `app.models.sessions.create_session`
   with the deployment's providers and memory options), so no model builds its own;
 - `warmup()`: one inference on `warmup_card` at the size requests use, for models that no warm-up
-  request covers (app/warmup.py).
+  request covers (app/warmup.py). A model that runs at several fixed input shapes (`SHAPES`,
+  app/models/portrait.py) is never covered by one request: its `warmup()` runs each shape that has
+  not run on the current lane yet, so every (model, shape, lane) runs once.
 """
 
 from __future__ import annotations

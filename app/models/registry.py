@@ -25,6 +25,7 @@ from .checksums import expected_checksum, install_command
 from .insight import ArcFace, GenderAge, Landmark106, Scrfd, Swapper
 from .landmarks68 import Landmarks68
 from .manifest import MANIFEST, ModelSpec, Role, get_spec
+from .portrait import PortraitMatte
 from .segmentation import Segmenter
 from .sessions import CPU, Lanes, Providers, active_provider, create_session
 
@@ -36,6 +37,7 @@ M = TypeVar("M", bound=Model)
 #: The one family table: a manifest entry's `family` -> the class that builds it (app/models/base.py).
 FAMILIES: dict[str, type[Model]] = {
     "rembg": Segmenter,
+    "modnet": PortraitMatte,
     "centerface": CenterFace,
     "scrfd": Scrfd,
     "arcface": ArcFace,
@@ -241,9 +243,9 @@ class Registry:
         found = self.find_named(Landmarks68)
         return None if found is None else found[1]
 
-    def segmenter(self, name: str) -> Segmenter:
+    def segmenter(self, name: str) -> Segmenter | PortraitMatte:
         model = self.get(name).model
-        if not isinstance(model, Segmenter):
+        if not isinstance(model, Segmenter | PortraitMatte):
             raise ModelNotLoaded(f"model {name!r} is not a segmentation model")
         return model
 

@@ -1,18 +1,37 @@
-"""The cut-out pipeline: segment a photo, then a transparent cut-out, a mask, or a new background."""
+"""The cut-out pipeline: segment a photo, then a transparent cut-out, a mask, or a new background.
+
+Which model mattes a photo that names none (`default_segmenter`): the portrait matte (MODNet) when
+the face detector finds a face, the general one (u2net) otherwise; bench/matte.py measures both.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..imaging.compose import RGB, cutout, flatten
+from ..models.portrait import PortraitMatte
 from ..models.segmentation import AlphaMatting, Segmenter
 from ..timings import Timings
+
+
+Matter = Segmenter | PortraitMatte
+
+
+def default_segmenter(rgb: np.ndarray, *, detector: object | None, portrait: Matter, general: Matter,
+                      timings: Timings) -> Matter:
+    """The model for a photo whose request names none: `portrait` when `detector` (any face
+    detector; None: not loaded) finds a face in (H, W, 3) uint8 `rgb`, else `general`."""
+    if detector is None or portrait is general:
+        return general
+    with timings.stage("detect"):
+        faces = detector.detect(rgb)
+    return portrait if faces else general
 
 
 def cut_out(
     rgb: np.ndarray,
     *,
-    segmenter: Segmenter,
+    segmenter: Matter,
     max_side: int,
     timings: Timings,
     alpha_matting: AlphaMatting | None = None,

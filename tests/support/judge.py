@@ -296,11 +296,11 @@ def compare(reference: dict[str, np.ndarray], candidate: dict[str, np.ndarray],
 
 
 def idphoto_outcomes(registry: object, portraits: Sequence[Portrait], specs: Sequence[str], *,
-                     settings: object) -> dict[tuple[str, str], str]:
+                     settings: object, matte: str = "u2net") -> dict[tuple[str, str], str]:
     """(portrait, spec) -> the inspector's outcome of the ID photo: "compliant", "broken: rule,...",
-    "refused: code" or "error: ...", with the service's detector and segmenter of `registry`."""
+    "refused: code" or "error: ...", with the service's detector and the segmenter `matte` of `registry`."""
     detector = registry.face_detector()[1]
-    segmenter = MatteOnce(registry.segmenter("u2net"))
+    segmenter = MatteOnce(registry.segmenter(matte))
     outcomes = {}
     for portrait in portraits:
         for spec_id in specs:

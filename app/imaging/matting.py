@@ -1,0 +1,81 @@
+"""A matting network's input shapes and the colours under a matte's soft edges (pure functions).
+
+Colours: a pixel of coverage a shows I = a F + (1 - a) B, the person's colour F over the old
+background's B. Then, exactly, F = I + (1 - a) (F - B). F and B vary slowly beside an edge (the
+person's hair and the wall behind it), so their difference is estimated once at the network's size
+(pymatting's multilevel foreground and background estimate) and carried up to the photo's size,
+where each pixel keeps its own detail and coverage. No division by a: stable where the coverage is
+thin, and the photo's pixels are unchanged where it is whole.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pymatting import estimate_foreground_ml
+
+from .opencv import cv2
+
+BAND_ROWS = 256  # rows per band of the full-size pass: its float temporaries stay a few MB
+
+
+def fit_shape(width: int, height: int, shapes: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(shape, fitted): of the (width, height) `shapes`, the one that an image of `width` x `height`
+    px, scaled to fit inside it with its aspect ratio, fills the most; and the image's size in it
+    (each side at least 1 px). Ties go to the first shape."""
+    best: tuple[float, tuple[int, int], tuple[int, int]] | None = None
+    for shape in shapes:
+        scale = min(shape[0] / width, shape[1] / height)
+        fitted = (min(shape[0], max(1, round(width * scale))), min(shape[1], max(1, round(height * scale))))
+        filled = fitted[0] * fitted[1] / (shape[0] * shape[1])
+        if best is None or filled > best[0] + 1e-9:
+            best = (filled, shape, fitted)
+    assert best is not None, "no shapes"
+    return best[1], best[2]
+
+
+def pad_to(rgb: np.ndarray, shape: tuple[int, int]) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """(h, w, 3) uint8 centred in a (width, height) = `shape` canvas, the rest filled by reflecting
+    the image (repeating its edge where it is too small to reflect); and where it lies, (x, y, w, h)."""
+    height, width = rgb.shape[:2]
+    left, top = (shape[0] - width) // 2, (shape[1] - height) // 2
+    right, bottom = shape[0] - width - left, shape[1] - height - top
+    reflect = max(left, right) < width and max(top, bottom) < height
+    border = cv2.BORDER_REFLECT_101 if reflect else cv2.BORDER_REPLICATE
+    padded = cv2.copyMakeBorder(np.ascontiguousarray(rgb), top, bottom, left, right, border)
+    return padded, (left, top, width, height)
+
+
+def edge_colours(rgb: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """F - B at the network's size: (h, w, 3) float32, from (h, w, 3) uint8 RGB and its (h, w)
+    float alpha in [0, 1] (pymatting's multilevel estimate of both layers)."""
+    foreground, background = estimate_foreground_ml(
+        rgb.astype(np.float64) / 255.0, alpha.astype(np.float64), return_background=True
+    )
+    return ((foreground - background) * 255.0).astype(np.float32)
+
+
+def decontaminate(rgb: np.ndarray, alpha: np.ndarray, difference: np.ndarray) -> np.ndarray:
+    """The person's colours (H, W, 3) uint8 under an (H, W) uint8 alpha: I + (1 - a) (F - B), with
+    F - B (`edge_colours`, any size) scaled bilinearly to the photo's. Pixels of whole coverage keep
+    their colour exactly; computed in bands of BAND_ROWS rows."""
+    height, width = alpha.shape
+    out = rgb.copy()
+    rows_small, cols_small = difference.shape[:2]
+    ys = (np.arange(height, dtype=np.float64) + 0.5) * (rows_small / height) - 0.5  # OpenCV's pixel centres
+    np.clip(ys, 0, rows_small - 1, out=ys)
+    for top in range(0, height, BAND_ROWS):
+        band = slice(top, min(height, top + BAND_ROWS))
+        thin = alpha[band] < 255
+        if not thin.any():
+            continue
+        y = ys[band]
+        y0 = np.floor(y).astype(np.intp)
+        y1 = np.minimum(y0 + 1, rows_small - 1)
+        weight = (y - y0).astype(np.float32)[:, None, None]
+        rows = difference[y0] * (1.0 - weight) + difference[y1] * weight  # (band, w_small, 3), down the rows
+        field = cv2.resize(rows, (width, rows.shape[0]), interpolation=cv2.INTER_LINEAR)  # across the columns
+        uncovered = (255 - alpha[band].astype(np.float32))[:, :, None] * (1.0 / 255.0)
+        colours = rgb[band].astype(np.float32) + uncovered * field
+        np.clip(colours + 0.5, 0, 255, out=colours)
+        np.copyto(out[band], colours.astype(np.uint8), where=thin[:, :, None])
+    return out

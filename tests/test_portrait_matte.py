@@ -1,0 +1,210 @@
+"""MODNet, the portrait matte (issue 35): its fixed input shapes, each warmed once per lane; the
+colours under soft edges; the routes that pick it (a cut-out that names no model and shows a face,
+ID photos) and the ones that refuse it (alpha matting).
+
+The shape and warm-up checks run on a generated ONNX model with MODNet's input and output (its
+alpha is the input's mean grey, so every output pixel is known); the rest on the real model.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from flask import Flask
+from PIL import Image
+
+from app import create_app
+from app.config import Settings
+from app.imaging.matting import decontaminate, edge_colours, fit_shape, pad_to
+from app.models import sessions
+from app.models.portrait import SHAPES, AlphaMattingNotApplicable, PortraitMatte, network_input
+from app.models.registry import Registry
+from app.service import Service
+from tests.conftest import jpeg_bytes
+
+# -- pure functions --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("size", "shape"), [
+    ((1200, 1200), (512, 512)),
+    ((900, 1200), (512, 672)),  # a 3:4 portrait
+    ((1200, 900), (672, 512)),
+    ((300, 2000), (512, 672)),  # very tall: the tallest shape still fits it best
+    ((2000, 300), (672, 512)),
+    ((1, 1), (512, 512)),
+])
+def test_a_photo_goes_to_the_shape_it_fills_most(size: tuple[int, int], shape: tuple[int, int]) -> None:
+    chosen, fitted = fit_shape(*size, SHAPES)
+    assert chosen == shape
+    assert fitted[0] <= shape[0] and fitted[1] <= shape[1] and (fitted[0] == shape[0] or fitted[1] == shape[1])
+    assert abs((fitted[0] / fitted[1]) / (size[0] / size[1]) - 1) <= 1.0 / min(fitted)  # the aspect ratio kept, to a pixel
+
+
+def test_padding_centres_the_photo_and_reflects_it() -> None:
+    rng = np.random.default_rng(3)
+    rgb = rng.integers(0, 256, (500, 400, 3), dtype=np.uint8)
+    padded, (x, y, width, height) = pad_to(rgb, (512, 672))
+    assert padded.shape == (672, 512, 3) and (width, height) == (400, 500)
+    assert (x, y) == (56, 86)
+    assert np.array_equal(padded[y : y + height, x : x + width], rgb)
+    assert np.array_equal(padded[y, x - 1], rgb[0, 1])  # reflected about the edge pixel
+    tiny, box = pad_to(rgb[:2, :3], (512, 512))  # too small to reflect: its edge repeated
+    assert tiny.shape == (512, 512, 3) and np.array_equal(tiny[0, 0], rgb[0, 0]) and box[2:] == (3, 2)
+
+
+def test_the_network_sees_the_photo_in_minus_one_to_one() -> None:
+    rgb = np.zeros((300, 400, 3), dtype=np.uint8)
+    rgb[..., 0] = 255
+    given = network_input(rgb)
+    assert given.shape == (672, 512) and given.tensor.shape == (1, 3, 512, 672) and given.tensor.dtype == np.float32
+    x, y, width, height = given.content
+    inside = given.tensor[0, :, y : y + height, x : x + width]
+    assert np.allclose(inside[0], 1.0) and np.allclose(inside[1:], -1.0)
+
+
+def _layered(size: int = 96) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A person's colour F (warm, slowly varying) over a background B (green) with a soft ramp of
+    coverage: (I, alpha uint8, F, B)."""
+    yy, xx = np.mgrid[0:size, 0:size].astype(np.float64) / size
+    foreground = np.stack([180 + 40 * yy, 120 + 30 * xx, 90 + 0 * xx], axis=2)
+    background = np.stack([30 + 0 * xx, 200 - 40 * yy, 40 + 20 * xx], axis=2)
+    alpha = np.clip((xx - 0.3) / 0.4, 0, 1)  # 0 on the left, a ramp, 1 on the right
+    image = alpha[..., None] * foreground + (1 - alpha[..., None]) * background
+    return (np.round(image).astype(np.uint8), np.round(alpha * 255).astype(np.uint8), foreground, background)
+
+
+def test_the_soft_edges_lose_the_old_backgrounds_colour() -> None:
+    image, alpha, foreground, background = _layered()
+    small = np.asarray(Image.fromarray(image).resize((48, 48), Image.BILINEAR))
+    small_alpha = np.asarray(Image.fromarray(alpha).resize((48, 48), Image.BILINEAR)).astype(np.float64) / 255
+    cleaned = decontaminate(image, alpha, edge_colours(small, small_alpha))
+    thin = (alpha > 25) & (alpha < 230)
+    before = np.abs(image[thin].astype(float) - foreground[thin]).mean()
+    after = np.abs(cleaned[thin].astype(float) - foreground[thin]).mean()
+    assert before > 30 and after < before / 3, (before, after)
+    whole = alpha == 255
+    assert np.array_equal(cleaned[whole], image[whole])  # the photo's own pixels where it is whole
+
+
+# -- on a generated model with MODNet's input and output -------------------------------------------
+
+
+def _grey_model(path: Path) -> Path:
+    """[B,3,H,W] in [-1,1] -> [B,1,H,W]: (mean over channels + 1) / 2, the grey level in [0, 1]."""
+    from onnx import TensorProto, helper
+
+    shape = ["batch_size", 3, "height", "width"]
+    graph = helper.make_graph(
+        [helper.make_node("ReduceMean", ["input"], ["mean"], axes=[1], keepdims=1),
+         helper.make_node("Add", ["mean", "one"], ["shifted"]),
+         helper.make_node("Mul", ["shifted", "half"], ["output"])],
+        "modnet-standin",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, ["batch_size", 1, "height", "width"])],
+        [helper.make_tensor("one", TensorProto.FLOAT, [], [1.0]), helper.make_tensor("half", TensorProto.FLOAT, [], [0.5])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    model.ir_version = 6
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
+class _Shapes:
+    """A session stand-in that counts the input shapes each lane ran."""
+
+    def __init__(self, session: object) -> None:
+        self.session = session
+        self.ran: Counter[tuple[str, tuple[int, ...]]] = Counter()
+
+    def get_inputs(self) -> object:
+        return self.session.get_inputs()
+
+    def run(self, names: object, feeds: dict[str, np.ndarray]) -> object:
+        self.ran[(sessions.current_lane(), next(iter(feeds.values())).shape)] += 1
+        return self.session.run(names, feeds)
+
+
+@pytest.fixture()
+def standin(tmp_path: Path) -> tuple[PortraitMatte, _Shapes]:
+    providers = sessions.Providers((sessions.CPU,), cpu_arena="off")
+    counting: list[_Shapes] = []
+
+    def factory(model: Path | bytes) -> object:
+        counting.append(_Shapes(sessions.create_session(model, providers=providers, label="modnet")))
+        return counting[0]
+
+    return PortraitMatte.from_file(_grey_model(tmp_path / "modnet.onnx"), session_factory=factory), counting[0]
+
+
+def test_every_shape_runs_once_per_lane_in_the_warm_up(standin: tuple[PortraitMatte, _Shapes]) -> None:
+    matte, session = standin
+    with sessions.forced_lane(sessions.NARROW):
+        matte.matte(np.full((300, 300, 3), 200, np.uint8), max_side=2048)  # a request: the square shape
+        matte.warmup()
+        matte.warmup()  # nothing left to run on this lane
+    with sessions.forced_lane(sessions.WIDE):
+        matte.warmup()
+    expected = Counter({(lane, (1, 3, height, width)): 1 for lane in ("narrow", "wide") for width, height in SHAPES})
+    assert session.ran == expected
+
+
+def test_the_alpha_comes_back_at_the_photos_size_without_the_padding(standin: tuple[PortraitMatte, _Shapes]) -> None:
+    matte, _ = standin
+    rgb = np.zeros((450, 300, 3), dtype=np.uint8)
+    rgb[:, 150:] = 255  # left half black (alpha 0), right half white (alpha 1) in the stand-in
+    result = matte.matte(rgb, max_side=2048, decontaminate_edges=False)
+    assert result.alpha.shape == (450, 300) and result.alpha.dtype == np.uint8
+    assert result.alpha[:, :140].max() <= 2 and result.alpha[:, 160:].min() >= 253  # padding would shift the edge
+    assert result.foreground is rgb
+    with pytest.raises(AlphaMattingNotApplicable):
+        from app.models.segmentation import AlphaMatting
+
+        matte.matte(rgb, max_side=2048, alpha_matting=AlphaMatting())
+
+
+# -- the real model, through the app --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def portrait_app(model_home: Path) -> Iterator[Flask]:
+    settings = Settings(model_home=model_home, models=("u2netp", "modnet", "centerface"), segmentation_model="u2netp",
+                        warmup_requests=1, ort_providers="cpu", max_upload_mb=4, working_max_side=1024, workers=1)
+    app = create_app(settings, Registry())
+    Service.of(app).load()
+    app.config["TESTING"] = True
+    yield app
+
+
+def _post(app: Flask, path: str, image: bytes, **fields: str) -> tuple[int, dict, bytes]:
+    """(status, the JSON answer, the image it carries): the JSON answer names the model that ran."""
+    response = app.test_client().post(path, data={**fields, "image": (io.BytesIO(image), "photo.jpg")},
+                                      headers={"Accept": "application/json"})
+    body = response.get_json()
+    return response.status_code, body, base64.b64decode(body["image"]) if "image" in body else b""
+
+
+def test_a_cut_out_of_a_face_takes_the_portrait_matte_and_of_no_face_the_general(portrait_app: Flask, astronaut: np.ndarray) -> None:
+    status, meta, body = _post(portrait_app, "/api/v1/remove-background", jpeg_bytes(astronaut))
+    assert status == 200 and meta["model"] == "modnet", meta
+    rgba = np.asarray(Image.open(io.BytesIO(body)))
+    assert rgba.shape == (512, 512, 4)
+    assert rgba[5:40, 5:40, 3].max() == 0 and rgba[300:400, 200:300, 3].mean() > 250  # the wall out, the suit in
+    wall = np.zeros((400, 600, 3), dtype=np.uint8)
+    wall[:] = np.linspace(40, 220, 600, dtype=np.uint8)[None, :, None]
+    status, meta, _ = _post(portrait_app, "/api/v1/remove-background", jpeg_bytes(wall))
+    assert status == 200 and meta["model"] == "u2netp", meta
+    status, meta, _ = _post(portrait_app, "/api/v1/remove-background", jpeg_bytes(wall), model="modnet")
+    assert status == 200 and meta["model"] == "modnet", meta  # a named model is the one that runs
+
+
+def test_alpha_matting_never_runs_on_the_portrait_matte(portrait_app: Flask, astronaut: np.ndarray) -> None:
+    status, body, _ = _post(portrait_app, "/api/v1/remove-background", jpeg_bytes(astronaut), model="modnet", alpha_matting="true")
+    assert status == 400 and body["error"]["code"] == "alpha_matting_not_applicable", body
+    status, meta, _ = _post(portrait_app, "/api/v1/remove-background", jpeg_bytes(astronaut), alpha_matting="true")
+    assert status == 200 and meta["model"] == "u2netp", meta  # no model named: matting refines the general mask
