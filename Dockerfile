@@ -39,7 +39,7 @@ RUN /opt/venv/bin/pip install --no-cache-dir --require-hashes -r requirements.lo
 # MODEL_PRECISION=auto runs it and the gzip pull is ~126 MB smaller); `both` (MODEL_PRECISION chooses). The files get one fixed mtime: a
 # rebuild of this stage then yields the same layer.
 FROM venv AS models
-ARG MODELS_TO_FETCH="u2net u2netp centerface landmarks68"
+ARG MODELS_TO_FETCH="u2net u2netp modnet centerface landmarks68"
 ARG U2NET_VARIANTS=fp32
 RUN apt-get update \
  && apt-get install -y --no-install-recommends npm=9.2.0~ds1-1 \

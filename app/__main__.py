@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     registry = Registry()
     try:
         registry.load(
-            [settings.segmentation_model, "centerface"], model_home=settings.model_home, providers=resolve_providers(settings.ort_providers, cpu_arena=settings.ort_cpu_arena, mem_pattern=settings.ort_mem_pattern)
+            list(dict.fromkeys([settings.portrait_matte, settings.segmentation_model, "centerface"])), model_home=settings.model_home, providers=resolve_providers(settings.ort_providers, cpu_arena=settings.ort_cpu_arena, mem_pattern=settings.ort_mem_pattern)
         )
     except ModelFileError as exc:
         log.error("%s", exc)
@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     if detector is None:
         log.error("centerface did not load as a face detector")
         return 2
-    segmenter = registry.segmenter(settings.segmentation_model)
+    segmenter = registry.segmenter(settings.portrait_matte)  # as the server: the portrait matte, u2net where it misses the face
+    fallback = None if settings.portrait_matte == settings.segmentation_model else registry.segmenter(settings.segmentation_model)
     args.out.mkdir(parents=True, exist_ok=True)
     extension = "jpg" if args.format == "jpeg" else "png"
     failures = 0
@@ -76,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
             image = decode(path.read_bytes(), max_pixels=settings.max_image_pixels)
             timings = Timings()
             photo = make_id_photo(
-                image.rgb, detector=detector, segmenter=segmenter, options=options, max_side=settings.working_max_side, timings=timings
+                image.rgb, detector=detector, segmenter=segmenter, options=options, max_side=settings.working_max_side, timings=timings,
+                fallback=fallback,
             )
             target = args.out / f"{path.stem}-{spec.id}-{spec.width_px}x{spec.height_px}.{extension}"
             _write(target, photo.data)

@@ -99,6 +99,7 @@ class Service:
         self.startup: StartupCount | None = None  # set by the serving layer when workers are counted
         self.warmup_sources: list[warmup.Source] = []
         self.warm_seconds: float | None = None
+        self.warmup_steps: list[dict[str, object]] = []  # each warm-up request and model warm-up, timed
         self.warmed = False
         self.load_error: str | None = None
         self._providers: Providers | None = None
@@ -188,8 +189,10 @@ class Service:
         (a worker told to stop stops warming); `heartbeat` runs after each pass."""
         started = time.perf_counter()
         passes = self.settings.warmup_requests
+        narrow: warmup.Steps = []
         with sessions.forced_lane(sessions.NARROW):
-            warmup.run(self, passes=passes, heartbeat=heartbeat, keep_going=keep_going)
+            warmup.run(self, passes=passes, heartbeat=heartbeat, keep_going=keep_going, steps=narrow)
+        wide: warmup.Steps = []
         if passes and sessions.wide_lanes_open():
             # the requests' code paths are warm now; each wide session still pays its first run,
             # so every model runs once more on its wide lane (not whole requests: at start-up every
@@ -198,8 +201,10 @@ class Service:
             # worker waits its turn (or gets the fast 503), never runs beside the slots' inferences
             with self.admission.slot(request=False), sessions.forced_lane(sessions.WIDE):
                 for entry in self.registry.loaded():
-                    entry.model.warmup()
+                    warmup.warm_model(entry, wide)
         seconds = time.perf_counter() - started
+        self.warmup_steps = [{"lane": lane, "step": step, "seconds": round(took, 4)}
+                             for lane, done in ((sessions.NARROW, narrow), (sessions.WIDE, wide)) for step, took in done]
         self.warm_seconds = seconds
         self.warmed = True
         observability.worker_warm(seconds)
@@ -265,6 +270,7 @@ class Service:
             "worker": {
                 "warm": self.warmed,
                 "warmup_seconds": None if self.warm_seconds is None else round(self.warm_seconds, 4),
+                "warmup_steps": self.warmup_steps,
                 **self.admission.describe(),
             },
             "startup": self.phases.as_dict(),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import io
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -24,7 +25,7 @@ from . import observability
 if TYPE_CHECKING:
     from flask.testing import FlaskClient
 
-    from .models.registry import Registry
+    from .models.registry import LoadedModel, Registry
 
 
 @dataclass(frozen=True)
@@ -54,11 +55,16 @@ def requests_for(registry: Registry, sources: Sequence[Source]) -> list[WarmupRe
     return [request for source in sources for request in source(registry)]
 
 
-def run_pass(client: FlaskClient, registry: Registry, sources: Sequence[Source]) -> None:
+Steps = list[tuple[str, float]]
+"""(what ran, seconds): each warm-up request and each model warm-up, in order (/readyz shows them)."""
+
+
+def run_pass(client: FlaskClient, registry: Registry, sources: Sequence[Source], steps: Steps | None = None) -> None:
     """One pass: every warm-up request through the app, then `warmup()` of each loaded model that
-    no request covered. RuntimeError when a request answers 5xx."""
+    no request covered (appending each to `steps`). RuntimeError when a request answers 5xx."""
     covered: set[str] = set()
     for request in requests_for(registry, sources):
+        started = time.perf_counter()
         response = client.post(
             request.path,
             data={**request.fields, "image": (io.BytesIO(photo()), "warmup.jpg")},
@@ -69,9 +75,20 @@ def run_pass(client: FlaskClient, registry: Registry, sources: Sequence[Source])
                 f"warm-up request {request.path} failed with {response.status_code}: {response.get_data(as_text=True)[:200]}"
             )
         covered.update(request.models)
+        if steps is not None:
+            steps.append((f"POST {request.path} {' '.join(f'{k}={v}' for k, v in request.fields.items())}".strip(),
+                          time.perf_counter() - started))
     for entry in registry.loaded():
         if entry.name not in covered or len(getattr(entry.model, "SHAPES", ())) > 1:
-            entry.model.warmup()  # a model of several input shapes runs those this lane has not run yet
+            warm_model(entry, steps)  # a model of several input shapes runs those this lane has not run yet
+
+
+def warm_model(entry: LoadedModel, steps: Steps | None) -> None:
+    """`warmup()` of one loaded model, timed into `steps`."""
+    started = time.perf_counter()
+    entry.model.warmup()
+    if steps is not None:
+        steps.append((f"{entry.name}.warmup()", time.perf_counter() - started))
 
 
 def run(
@@ -80,6 +97,7 @@ def run(
     passes: int,
     heartbeat: Callable[[], None] | None = None,
     keep_going: Callable[[], bool] | None = None,
+    steps: Steps | None = None,
 ) -> int:
     """Run up to `passes` passes; returns how many ran (`keep_going` is asked before each)."""
     client = service.test_client()
@@ -87,7 +105,7 @@ def run(
     for _ in range(passes):
         if keep_going is not None and not keep_going():
             break
-        run_pass(client, service.registry, service.warmup_sources)
+        run_pass(client, service.registry, service.warmup_sources, steps)
         done += 1
         if heartbeat is not None:
             heartbeat()

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.idphoto [--spec us-passport] [--runs 5]
     .venv/bin/python -m bench.idphoto --corpus DIR --spec us-passport --spec icao ... \\
-        [--background white] [--face largest] [--model u2net|u2netp] [--limit N] [--json OUT] [--out DIR]
+        [--background white] [--face largest] [--model modnet|u2net|u2netp] [--limit N] [--json OUT] [--out DIR]
     .venv/bin/python -m bench.idphoto --report OUT.json [--out DIR]     # the tables again (re-judged)
     .venv/bin/python -m bench.idphoto --inspect PHOTO... --spec icao [--background white]
     .venv/bin/python -m bench.idphoto --pose-consistency [--corpus DIR]   # the pose estimate's uncertainty
@@ -275,19 +275,21 @@ def summarise(rows: list[dict], specs: list[str]) -> None:
             f"{len(flagged) - len(failed)} ask to check)")
 
 
-def _in_process(model: str) -> tuple[Settings, object, object, object]:
-    """(settings, detector, segmenter remembering its last matte, landmarker or None) on the real models."""
+def _in_process(model: str) -> tuple[Settings, object, object, object, object]:
+    """(settings, detector, segmenter remembering its last matte, landmarker or None, the fallback
+    matte or None: u2net where the portrait matte misses the face, as the service) on the real models."""
     from app.models.registry import Registry
     from app.models.sessions import resolve_providers
 
     settings = Settings.from_env()
     registry = Registry()
-    names = [model, "centerface"] + (["landmarks68"] if (settings.model_home / "face_landmark_68.onnx").is_file() else [])
+    names = [model, *(["u2net"] if model == "modnet" else []), "centerface"] + (["landmarks68"] if (settings.model_home / "face_landmark_68.onnx").is_file() else [])
     registry.load(names, model_home=settings.model_home, providers=resolve_providers(settings.ort_providers, cpu_arena=settings.ort_cpu_arena, mem_pattern=settings.ort_mem_pattern))
     found = registry.face_detector()
     if found is None:
         raise SystemExit("centerface did not load")
-    return settings, found[1], MatteOnce(registry.segmenter(model)), registry.landmarker()
+    fallback = MatteOnce(registry.segmenter("u2net")) if model == "modnet" else None
+    return settings, found[1], MatteOnce(registry.segmenter(model)), registry.landmarker(), fallback
 
 
 def backgrounds_main(args: argparse.Namespace) -> None:
@@ -297,7 +299,7 @@ def backgrounds_main(args: argparse.Namespace) -> None:
     from app.specs import get_spec
 
     specs = args.spec or list(BACKGROUND_SPECS)
-    settings, detector, segmenter, landmarker = _in_process(args.model)
+    settings, detector, segmenter, landmarker, fallback = _in_process(args.model)
     labels = {p.name: p.background for p in PORTRAITS if not p.expect.startswith("refused")}
     files = [path for path in corpus_files(args.corpus, args.limit) if path.stem in labels]
     if not files:
@@ -308,7 +310,7 @@ def backgrounds_main(args: argparse.Namespace) -> None:
         rgb = decode(path.read_bytes(), max_pixels=settings.max_image_pixels).rgb
         for spec_id in specs:
             row = run_pair(rgb, spec_id, background="keep", face=args.face, detector=detector, segmenter=segmenter,
-                           settings=settings, landmarker=landmarker)
+                           settings=settings, landmarker=landmarker, fallback=fallback)
             if row["status"] != "made":
                 continue
             lines = [c for c in row["service_checks"] if c["name"].startswith("background")]
@@ -337,7 +339,7 @@ def corpus_main(args: argparse.Namespace) -> None:
     from app.imageio import decode
 
     specs = args.spec or list(DEFAULT_SPECS)
-    settings, detector, segmenter, landmarker = _in_process(args.model)
+    settings, detector, segmenter, landmarker, fallback = _in_process(args.model)
     manifest = load_manifest(args.corpus)
     files = corpus_files(args.corpus, args.limit)
     if args.expect:
@@ -368,7 +370,7 @@ def corpus_main(args: argparse.Namespace) -> None:
         for spec_id in specs:
             try:
                 row = run_pair(rgb, spec_id, background=args.background, face=args.face, detector=detector,
-                               segmenter=segmenter, settings=settings, landmarker=landmarker)
+                               segmenter=segmenter, settings=settings, landmarker=landmarker, fallback=fallback)
             except Exception as exc:  # noqa: BLE001
                 row = {"status": "error", "message": repr(exc)}
             row.update(portrait=path.stem, spec=spec_id, expect=expect)
@@ -505,7 +507,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--spec", action="append", help="spec id (repeat; corpus default: the issue's eight)")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--model", default="u2net", choices=("u2net", "u2netp"), help="segmentation model")
+    parser.add_argument("--model", default="modnet", choices=("modnet", "u2net", "u2netp"), help="the matte (default: the portrait matte, as the service)")
     parser.add_argument("--corpus", type=Path, help="a folder of portraits (python -m tests.support.corpus fetch)")
     parser.add_argument("--background", default="white")
     parser.add_argument("--face", default="largest", choices=("single", "largest"))

@@ -30,6 +30,17 @@ rm -rf "$SITE"/insightface/gui "$SITE"/insightface/app/privateframe "$SITE"/insi
 # scikit-image's sample images, except the astronaut (the warm-up portrait).
 find "$SITE"/skimage/data -maxdepth 1 -type f \( -name '*.png' -o -name '*.jpg' -o -name '*.tif*' -o -name '*.npy' -o -name '*.npz' -o -name '*.gif' \) ! -name astronaut.png -delete
 
+# onnxruntime's C-API library: the Python module (onnxruntime_pybind11_state) has the runtime built
+# in and does not load it (ldd: not needed; /proc/PID/maps of a worker that ran every endpoint:
+# never mapped). 35 MB, 13 MB of the compressed pull. Its transformer-optimisation and tools
+# packages are for offline model work (the int8 recipe uses onnxruntime.quantization: kept).
+rm -f "$SITE"/onnxruntime/capi/libonnxruntime.so.*
+rm -rf "$SITE"/onnxruntime/transformers "$SITE"/onnxruntime/tools
+# numba's CUDA target (pymatting's kernels are CPU-only njit; `import numba` does not import it).
+rm -rf "$SITE"/numba/cuda
+# OpenCV's Haar cascades, except the eye cascade (app/imaging/expression.py).
+find "$SITE"/cv2/data -name '*.xml' ! -name haarcascade_eye.xml -delete
+
 # llvmlite's LLVM library carries ~19 MB of symbols it does not need. (Only this one: the
 # auditwheel-patched libraries in *.libs/ stop loading once stripped.)
 strip --strip-unneeded "$SITE"/llvmlite/binding/libllvmlite.so

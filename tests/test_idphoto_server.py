@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import requests
 from PIL import Image
 
 from app.imaging.sheet import caption_box, get_paper, plan_sheet
@@ -35,8 +36,23 @@ CHIN_BELOW_EYES_PX = HAND_READ_CHINS["astronaut"] - 102  # hand-read on skimage'
 
 @pytest.fixture(scope="module")
 def server(running_server: RunningServer) -> Iterator[Server]:
-    with running_server(WORKERS="2", MODELS="u2net,centerface,landmarks68", SEGMENTATION_MODEL="u2net") as srv:
+    with running_server(WORKERS="2", MODELS="u2net,modnet,centerface,landmarks68", SEGMENTATION_MODEL="u2net",
+                        LONE_REQUEST_THREADS="2") as srv:
         yield srv
+
+
+def test_the_default_models_warm_every_portrait_matte_shape_on_each_lane_and_matte_the_id_photo(server: Server, astronaut_jpeg: bytes) -> None:
+    """The default models (MODNet the portrait matte): before a worker answers, each of MODNet's
+    input shapes has run on both of its lanes; an ID photo is matted by MODNet."""
+    from app.models.portrait import SHAPES
+
+    body = requests.get(server.url + "/readyz", timeout=10).json()
+    expected = sorted(f"{lane}:{w}x{h}" for lane in ("narrow", "wide") for w, h in SHAPES)
+    assert body["models"]["modnet"]["warm_shapes"] == expected, body["models"]["modnet"]
+    response = requests.post(server.url + "/api/v1/idphoto", files={"image": ("a.jpg", astronaut_jpeg, "image/jpeg")},
+                             data={"spec": "icao"}, headers={"Accept": "application/json"}, timeout=120)
+    assert response.status_code == 200, response.text[:300]
+    assert response.json()["models"]["segment"] == "modnet"
 
 
 @pytest.fixture(scope="module")

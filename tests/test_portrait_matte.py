@@ -208,3 +208,35 @@ def test_alpha_matting_never_runs_on_the_portrait_matte(portrait_app: Flask, ast
     assert status == 400 and body["error"]["code"] == "alpha_matting_not_applicable", body
     status, meta, _ = _post(portrait_app, "/api/v1/remove-background", jpeg_bytes(astronaut), alpha_matting="true")
     assert status == 200 and meta["model"] == "u2netp", meta  # no model named: matting refines the general mask
+
+
+def test_where_the_portrait_matte_misses_the_face_the_general_one_mattes_it(portrait_app: Flask, astronaut: np.ndarray) -> None:
+    """MODNet on an out-of-focus portrait returns next to nothing (measured on the astronaut blurred by
+    a 4.5 px Gaussian: 0.02 % of pixels at alpha >= 128); the face the detector found says so, and
+    u2net mattes the photo instead, for a cut-out that names no model and for an ID photo."""
+    from app.imaging.opencv import cv2
+    from app.imaging.people import covers_face
+
+    blurred = cv2.GaussianBlur(astronaut, (0, 0), 4.5)
+    registry = Service.of(portrait_app).registry
+    alpha = registry.segmenter("modnet").matte(blurred, max_side=2048).alpha
+    face = registry.face_detector()[1].detect(blurred)[0]
+    assert not covers_face(alpha, tuple(face.box))  # the failure this guards against
+    assert covers_face(registry.segmenter("modnet").matte(astronaut, max_side=2048).alpha, tuple(face.box))
+    status, meta, body = _post(portrait_app, "/api/v1/remove-background", jpeg_bytes(blurred))
+    assert status == 200 and meta["model"] == "u2netp", meta
+    assert covers_face(np.asarray(Image.open(io.BytesIO(body)))[:, :, 3], tuple(face.box))  # the face is in the cut-out
+    status, meta, _ = _post(portrait_app, "/api/v1/idphoto", jpeg_bytes(blurred), spec="icao")
+    assert status == 200 and meta["models"]["segment"] == "u2netp", meta
+    status, meta, _ = _post(portrait_app, "/api/v1/idphoto", jpeg_bytes(astronaut), spec="icao")
+    assert status == 200 and meta["models"]["segment"] == "modnet", meta
+
+
+def test_a_face_is_covered_by_its_centre() -> None:
+    from app.imaging.people import covers_face
+
+    alpha = np.zeros((100, 100), dtype=np.uint8)
+    alpha[30:70, 30:70] = 255
+    assert covers_face(alpha, (20.0, 20.0, 80.0, 80.0))  # the centre 30..50 is inside
+    assert not covers_face(alpha, (60.0, 0.0, 100.0, 40.0))
+    assert covers_face(alpha, (120.0, 120.0, 140.0, 140.0))  # no centre inside the photo to judge

@@ -11,7 +11,7 @@ from ..models.manifest import Role
 from ..models.registry import Registry
 from ..models.segmentation import AlphaMatting, matting_budget
 from ..models.portrait import PortraitMatte
-from ..pipelines.cutout import cut_out, default_segmenter
+from ..pipelines.cutout import compose, cut_out, default_matte
 from ..service import current_service
 from ..specs import parse_colour
 from ..timings import Timings
@@ -76,27 +76,32 @@ def remove_background() -> Response:
                 rgb = resize_rgb(rgb, size)  # the answer's size, before any work on the pixels
         if named is None:
             found = registry.face_detector()
-            segmenter = default_segmenter(rgb, detector=None if found is None else found[1],
-                                          portrait=registry.segmenter(settings.portrait_matte),
-                                          general=registry.segmenter(settings.segmentation_model), timings=timings)
+            matte, used = default_matte(rgb, detector=None if found is None else found[1],
+                                        portrait=registry.segmenter(settings.portrait_matte),
+                                        general=registry.segmenter(settings.segmentation_model),
+                                        max_side=settings.working_max_side, timings=timings)
+            del rgb
+            with timings.stage("compose"):
+                pixels = compose(matte, only_mask=only_mask, background=background)
+            del matte
         else:
-            segmenter = registry.segmenter(named)
-        timings.models["segment"] = segmenter.name
-        pixels = cut_out(
-            rgb,
-            segmenter=segmenter,
-            max_side=settings.working_max_side,
-            timings=timings,
-            alpha_matting=matting,
-            only_mask=only_mask,
-            background=background,
-        )
-        del rgb
+            used = named
+            pixels = cut_out(
+                rgb,
+                segmenter=registry.segmenter(named),
+                max_side=settings.working_max_side,
+                timings=timings,
+                alpha_matting=matting,
+                only_mask=only_mask,
+                background=background,
+            )
+            del rgb
+        timings.models["segment"] = used
         with timings.stage("encode"):
             body = encode(pixels, fmt)
         del pixels
         kind = "mask" if only_mask else "cutout"
-        extra: dict[str, object] = {"width": size[0], "height": size[1], "model": segmenter.name, "kind": kind}
+        extra: dict[str, object] = {"width": size[0], "height": size[1], "model": used, "kind": kind}
         if size != photo_size:
             extra["scaled_from"] = list(photo_size)  # over MAX_CUTOUT_PIXELS
         response = forms.image_response(

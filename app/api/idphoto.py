@@ -134,6 +134,9 @@ def _make(timings: Timings, answer: Callable[[IdPhoto, IdPhotoOptions], Response
         raise ModelUnavailable("model_unavailable", f"No segmentation model is loaded; add {matte_name} to MODELS.")
     detector_name, detector = found
     segmenter = service.registry.segmenter(matte_name)
+    # where the portrait matte misses the face, the general one (u2net) mattes it
+    fallback = (service.registry.segmenter(settings.segmentation_model)
+                if matte_name != settings.segmentation_model and settings.segmentation_model in service.registry else None)
     timings.models.update(detect=detector_name, align=detector_name, segment=matte_name)
     with service.inference(timings):
         with timings.stage("decode"):
@@ -146,7 +149,9 @@ def _make(timings: Timings, answer: Callable[[IdPhoto, IdPhotoOptions], Response
             max_side=settings.working_max_side,
             timings=timings,
             landmarker=service.registry.landmarker(),
+            fallback=fallback,
         )
+        timings.models["segment"] = photo.matted_by
         del image
         return answer(photo, options)
 
@@ -175,6 +180,7 @@ def idphoto() -> Response:
                 "face": {**photo.face.to_dict(), "roll_degrees": round(photo.roll_degrees, 2), "faces_found": photo.faces_found},
                 "compliance": photo.report(),
                 "quality": photo.quality,
+                "models": dict(timings.models),  # the model of each stage (segment: the matte)
             },
         )
 

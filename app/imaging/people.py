@@ -47,6 +47,25 @@ def keep_person(alpha: np.ndarray, box: tuple[float, float, float, float],
     return np.where(mask, alpha, 0).astype(np.uint8)
 
 
+FACE_CORE = 0.5  # the centre of a face box, this share of its width and height: skin, never background
+MIN_FACE_COVER = 0.5  # the share of that centre a person's matte must hold (alpha >= 128)
+
+
+def covers_face(alpha: np.ndarray, box: tuple[float, float, float, float]) -> bool:
+    """Whether an (H, W) uint8 matte holds the face whose box the detector found: at least
+    MIN_FACE_COVER of the box's centre (FACE_CORE of its width and height) at alpha >= 128. A
+    portrait matte that misses it has failed on this photo (MODNet on an out-of-focus portrait
+    returns next to nothing: tests/test_portrait_matte.py)."""
+    height, width = alpha.shape
+    x0, y0, x1, y1 = box
+    margin_x, margin_y = (1 - FACE_CORE) / 2 * (x1 - x0), (1 - FACE_CORE) / 2 * (y1 - y0)
+    left, right = max(0, int(x0 + margin_x)), min(width, int(math.ceil(x1 - margin_x)))
+    top, bottom = max(0, int(y0 + margin_y)), min(height, int(math.ceil(y1 - margin_y)))
+    if right <= left or bottom <= top:
+        return True  # no centre to judge (a box at the edge): nothing says the matte failed
+    return float(np.mean(alpha[top:bottom, left:right] >= 128)) >= MIN_FACE_COVER
+
+
 HAIR_ABOVE_FACE = 1.0  # a person's axis starts this many face heights above the face box (the hair)
 OWNER_GRID = 512  # the ownership of each pixel is decided on a grid this many cells along the longer side
 SEPARATE_SIDE = 360  # px, longer side: where GrabCut separates touching people (its cost grows with the pixels)

@@ -76,6 +76,10 @@ class PortraitMatte:
             if (current_lane(), (width, height)) not in self._ran:
                 self.alpha(warmup_card(max(width, height))[:height, :width])
 
+    def warm_shapes(self) -> list[str]:
+        """The (lane, shape) pairs this process has run, "lane:WxH" (/readyz shows them)."""
+        return sorted(f"{lane}:{width}x{height}" for lane, (width, height) in self._ran)
+
     def alpha(self, rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The network's alpha for (H, W, 3) uint8 RGB at the size it ran: ((h, w) float32 alpha in
         [0, 1], the (h, w, 3) uint8 RGB it saw), without the padding."""

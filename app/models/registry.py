@@ -75,13 +75,16 @@ class LoadedModel:
         return self.spec.name
 
     def describe(self) -> dict[str, object]:
-        return {
+        described: dict[str, object] = {
             "role": self.spec.role.value,
             "provider": self.provider,
             "load_seconds": round(self.load_seconds, 4),
             "variant": self.variant,
             "variant_reason": self.variant_reason,
         }
+        if isinstance(self.model, PortraitMatte):
+            described["warm_shapes"] = self.model.warm_shapes()  # each (lane, input shape) run in this worker
+        return described
 
 
 def _build(

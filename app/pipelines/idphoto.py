@@ -24,9 +24,10 @@ from ..imaging.sheet import Paper, SheetLayout, plan_sheet, render_sheet
 from ..models.faces import Face
 from ..models.landmarks68 import Landmarks68, menton, mouth_openness
 from ..models.registry import FaceDetector
+from ..models.portrait import PortraitMatte
 from ..models.segmentation import AlphaMatting, Segmenter
 from ..imaging.canvas import Extension, extend, fit_inside, needed_extension, photographed_mask
-from ..imaging.people import keep_person
+from ..imaging.people import covers_face, keep_person
 from ..imaging.placement import (
     FACE_WIDTH_IOD,
     Placement,
@@ -98,6 +99,7 @@ class IdPhoto:
     jpeg_quality: int | None
     extended_mm: dict[str, float] | None = None
     edits: list[dict[str, object]] = field(default_factory=list)  # the operations applied, in order
+    matted_by: str = ""  # the segmentation model whose matte was used
     unphotographed_share: float = 0.0  # of the output's pixels: replaced or painted, not photographed
     # capture quality of the input face (app.imaging.quality), every measure with its advice; the report
     # judges three of them (compliance.capture_checks: sharpness, exposure, even lighting)
@@ -376,13 +378,17 @@ def make_id_photo(
     rgb: np.ndarray,
     *,
     detector: FaceDetector,
-    segmenter: Segmenter,
+    segmenter: Segmenter | PortraitMatte,
     options: IdPhotoOptions,
     max_side: int,
     timings: Timings,
     landmarker: Landmarks68 | None = None,
+    fallback: Segmenter | None = None,
 ) -> IdPhoto:
     """From an upright (H, W, 3) uint8 RGB portrait to a photo placed on every rule of the spec.
+
+    `fallback`: the matte to use where `segmenter`'s does not hold the chosen face (`covers_face`);
+    `IdPhoto.matted_by` names the one used.
 
     `landmarker` (the 68-point net, when loaded) adds the mouth-closed line; without it that line
     stays "not checked".
@@ -392,6 +398,7 @@ def make_id_photo(
     or below the head, the canvas is extended (background, shoulders continued) and the report says so.
     """
     spec = options.spec
+    matted_by = segmenter.name
     extend_canvas = spec.edit("extend_canvas").apply and not options.keep_background
     with timings.stage("detect"):
         faces = detector.detect(rgb)
@@ -405,6 +412,9 @@ def make_id_photo(
         capture = quality.assess(rgb, box=face.box, landmarks=face.landmarks)
     with timings.stage("segment"):
         matte = segmenter.matte(rgb, max_side=max_side, alpha_matting=options.alpha_matting)
+        if fallback is not None and not covers_face(matte.alpha, tuple(face.box)):
+            matte = fallback.matte(rgb, max_side=max_side)  # the portrait matte missed the face
+            matted_by = fallback.name
         others = [other.box for other in people(faces) if not _same_face(other, face)]
         alpha = keep_person(matte.alpha, face.box, others, rgb=rgb)
     with timings.stage("expression"):
@@ -473,6 +483,7 @@ def make_id_photo(
         edits=[{"operation": operation, "allowed": spec.edit(operation).allowed, "source": spec.edit(operation).source_key}
                for operation in out.applied],
         unphotographed_share=1.0 - float(out.photographed.mean()) / 255.0,
+        matted_by=matted_by,
     )
 
 

@@ -56,6 +56,7 @@ def run_pair(
     segmenter: object,
     settings: object,
     landmarker: object | None = None,
+    fallback: object | None = None,
 ) -> dict:
     """One portrait through one spec: the service's verdict and the inspector's. `background`: a
     colour, "keep", or "spec" (the spec's default). The inspector finds the head against a plain
@@ -72,7 +73,8 @@ def run_pair(
     started = time.perf_counter()
     try:
         photo = make_id_photo(rgb, detector=detector, segmenter=segmenter, options=options,
-                              max_side=settings.working_max_side, timings=Timings(), landmarker=landmarker)
+                              max_side=settings.working_max_side, timings=Timings(), landmarker=landmarker,
+                              fallback=fallback)
     except (ApiError, DomainError) as exc:
         details = dict(exc.details or {}) if hasattr(exc, "details") else {}
         return {"status": "refused", "code": exc.code, "edge": details.get("edge"), "message": exc.message,
@@ -165,6 +167,7 @@ class MatteOnce:
 
     def __init__(self, segmenter) -> None:  # noqa: ANN001
         self.segmenter = segmenter
+        self.name = segmenter.name
         self.key: tuple | None = None
         self.value = None
 
@@ -301,11 +304,13 @@ def idphoto_outcomes(registry: object, portraits: Sequence[Portrait], specs: Seq
     "refused: code" or "error: ...", with the service's detector and the segmenter `matte` of `registry`."""
     detector = registry.face_detector()[1]
     segmenter = MatteOnce(registry.segmenter(matte))
+    # as the service: u2net where the portrait matte misses the face
+    fallback = MatteOnce(registry.segmenter("u2net")) if matte != "u2net" and "u2net" in registry else None
     outcomes = {}
     for portrait in portraits:
         for spec_id in specs:
             row = run_pair(portrait.rgb, spec_id, background="white", face="largest", detector=detector,
-                           segmenter=segmenter, settings=settings)
+                           segmenter=segmenter, settings=settings, fallback=fallback)
             if row["status"] == "made":
                 failed = row["inspector_failed"]
                 outcomes[(portrait.name, spec_id)] = "broken: " + ",".join(failed) if failed else "compliant"

@@ -1,0 +1,304 @@
+"""The portrait matte (MODNet) against u2net: quality against a known answer, and speed against rembg s.
+
+    .venv/bin/python -m bench.matte quality [--idphoto] [--json OUT]
+    .venv/bin/python -m bench.matte servers [--quick] [--json OUT]
+    .venv/bin/python -m bench.matte warmup [--passes N ...] [--quick] [--json OUT]
+
+quality   Portraits on a plain backdrop, their person read from the backdrop's colour and pasted on
+          busy photos (tests/support/composites.py): per model, the median and worst IoU of the
+          mask (alpha >= 128) and the mean absolute alpha error, both outside a band around the
+          outline. Then the colours under soft edges: on MODNet's cut-outs of the composites, the
+          mean distance of the edge band's colour (0.1 < alpha < 0.9) from the busy photo behind
+          it, as photographed and after the foreground estimate (larger: less of the old
+          background left). With --idphoto, every corpus portrait through the ICAO ID photo with
+          each matte, judged by the independent inspector.
+servers   rembg s (u2net) and pilotlight with its default models, each started fresh as a user
+          starts it, one after the other: a lone cut-out of a real portrait with model=modnet and
+          with model=u2net, a lone ID photo of it, two clients of MODNet cut-outs; the first
+          request of each kind against its steady median (the cold penalty), and time to ready
+          against the bare u2net forward pass (one thread, measured in the same run).
+
+warmup    WARMUP_REQUESTS 0, 1 and 2, each on a fresh server with the default models (2 workers):
+          time to ready, each warm-up step and its cost (/readyz), and each kind's cold penalty on
+          the wide lane (the first lone request) and on the narrow lanes (the first pair sent together).
+
+Figures depend on the machine: compare the ratios printed in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from .common import WORK, model_home, say, write_json
+from tests.support import composites
+from tests.support.harness import ROOT
+
+MODELS = ("modnet", "u2net")
+DEFAULTS = {"MODELS": "u2net,modnet,centerface,landmarks68", "SEGMENTATION_MODEL": "u2net"}  # app/config.py's defaults
+PORTRAIT = "obama"  # the corpus portrait the servers are timed on (1137x910 px, one person, busy backdrop)
+
+
+def out(line: str = "") -> None:
+    print(line, flush=True)  # noqa: T201
+
+
+def _registry(names: tuple[str, ...]):  # noqa: ANN202
+    from app.config import Settings
+    from app.models.registry import Registry
+    from app.models.sessions import resolve_providers
+
+    home = model_home()
+    registry = Registry()
+    registry.load(names, model_home=home, providers=resolve_providers("cpu"), optimised_home=Settings(model_home=home).optimised_dir)
+    return registry
+
+
+def backdrop_dir() -> Path:
+    import skimage.data
+
+    return Path(skimage.data.__file__).parent
+
+
+def portraits() -> dict:
+    from tests.support import corpus
+    from tests.support.judge import corpus_portraits
+
+    corpus.fetch(None)
+    return {p.name: p.rgb for p in corpus_portraits(corpus.default_dir())}
+
+
+def edge_colour_distance(made: list, registry: object) -> dict[str, float]:
+    """Mean distance (RGB units) of MODNet's edge band colours from the busy photo behind them: the
+    photo's own pixels, and the estimated foreground (tests/support/composites.py: edge_distances)."""
+    matte = registry.segmenter("modnet")
+    pairs = []
+    for composite in made:
+        result = matte.matte(composite.rgb, max_side=2048)
+        pairs.append(composites.edge_distances(composite, result.alpha, result.foreground, backdrop_dir()))
+    photographed, estimated = (round(float(np.mean(side)), 2) for side in zip(*pairs, strict=True))
+    return {"photographed": photographed, "estimated": estimated}
+
+
+def quality_main(args: argparse.Namespace) -> None:
+    from app.models.sessions import WIDE, lane
+
+    registry = _registry(("modnet", "u2net", "centerface"))
+    photos = portraits()
+    made = composites.build(photos, backdrop_dir())
+    results: dict[str, object] = {}
+    with lane(WIDE):
+        for name in MODELS:
+            matter = registry.segmenter(name)
+            started = time.perf_counter()
+            results[name] = composites.figures(made, {c.name: matter.matte(c.rgb, max_side=2048).alpha for c in made})
+            results[name]["seconds"] = round(time.perf_counter() - started, 1)
+        results["edge_colours"] = edge_colour_distance(made, registry)
+    out(f"## The matte against a known answer ({len(made)} composites: {len(composites.PLAIN)} portraits on a plain "
+        f"backdrop x {len(composites.BACKDROPS)} busy photos; a band of {composites.BAND_PX} px either side of the outline left out)")
+    out()
+    out("| model | median IoU | worst IoU (composite) | mean abs. alpha error | seconds, all composites |")
+    out("|---|---|---|---|---|")
+    for name in MODELS:
+        f = results[name]
+        out(f"| {name} | {f['median_iou']:.4f} | {f['worst_iou']:.4f} ({f['worst']}) | {f['mean_mae']:.4f} | {f['seconds']} |")
+    out()
+    edges = results["edge_colours"]
+    out(f"Colours under MODNet's soft edges (0.1 < alpha < 0.9), mean distance from the busy photo behind them: "
+        f"as photographed {edges['photographed']}, after the foreground estimate {edges['estimated']} (RGB units; larger: "
+        "less of the old background left)")
+    if args.idphoto:
+        from app.config import Settings
+        from app.models.sessions import WIDE as WIDE_LANE
+        from tests.support.judge import corpus_portraits, idphoto_outcomes
+
+        everyone = corpus_portraits()
+        with lane(WIDE_LANE):
+            outcomes = {name: idphoto_outcomes(registry, everyone, ("icao",), settings=Settings(), matte=name) for name in MODELS}
+        results["idphoto"] = {name: {f"{k[0]}/{k[1]}": v for k, v in o.items()} for name, o in outcomes.items()}
+        out()
+        out(f"## ICAO ID photos of the corpus ({len(everyone)} portraits) with each matte, judged by the inspector")
+        out()
+        out("| matte | compliant | rule broken | refused |")
+        out("|---|---|---|---|")
+        for name, o in outcomes.items():
+            values = list(o.values())
+            out(f"| {name} | {values.count('compliant')} | {sum(v.startswith('broken') for v in values)} | "
+                f"{sum(v.startswith('refused') for v in values)} |")
+        changed = [(key, outcomes['u2net'][key], outcomes['modnet'][key]) for key in outcomes["u2net"]
+                   if outcomes["u2net"][key] != outcomes["modnet"][key]]
+        out()
+        out(f"{len(changed)} outcomes differ" + (":" if changed else ""))
+        for (name, spec_id), before, after in changed:
+            out(f"- {name} {spec_id}: u2net {before}; modnet {after}")
+    if args.json:
+        write_json(args.json, results)
+
+
+BARE_U2NET = """
+import statistics, time, numpy as np, onnxruntime as ort
+o = ort.SessionOptions(); o.intra_op_num_threads = 1; o.inter_op_num_threads = 1
+s = ort.InferenceSession(%r, o, providers=["CPUExecutionProvider"])
+x = np.random.default_rng(0).random((1, 3, 320, 320), dtype=np.float32)
+s.run(None, {"input.1": x}); times = []
+for _ in range(5):
+    t = time.perf_counter(); s.run(None, {"input.1": x}); times.append(time.perf_counter() - t)
+print(statistics.median(times))
+"""
+
+
+def bare_u2net_seconds() -> float:
+    """The bare u2net forward pass, one thread, in a fresh interpreter: the median of five."""
+    code = BARE_U2NET % str(model_home() / "u2net.onnx")
+    return float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT).stdout)
+
+
+def servers_main(args: argparse.Namespace) -> None:
+    from . import peer
+    from .lanes import pilotlight
+    from tests.support.harness import Server, closed_loop, must, sequential
+
+    steady, loop = (4, 8) if args.quick else (9, 24)
+    photos = portraits()
+    calls = server_calls(photos)
+    jpeg = calls["cut-out, model=modnet"].photo
+    log_dir = WORK / "matte-servers"
+    results: dict[str, object] = {"bare_u2net_s": bare_u2net_seconds()}
+    rembg = peer.ensure_venv()
+    say("[matte] rembg s")
+    with Server(peer.env(), log_dir / "rembg.log", peer.command(rembg), "rembg-s", kind="rembg") as server:
+        server.wait_started()
+        call = peer.call(jpeg)
+        must(call.send(server.url), "rembg s first")
+        results["rembg s"] = {"steady_s": statistics.median(r.seconds for r in sequential(server, call, steady)),
+                              "two_clients": closed_loop(server, call, clients=2, total=loop, max_seconds=600)}
+    say("[matte] pilotlight")
+    ours: dict[str, object] = {}
+    with pilotlight("pilotlight", log_dir, **DEFAULTS) as server:
+        ours.update(server.wait_started(ready_path="/readyz"))
+        ours.update(cold_penalties(server, calls, steady))
+        ours["two_clients"] = closed_loop(server, calls["cut-out, model=modnet"], clients=2, total=loop, max_seconds=600)
+    results["pilotlight"] = ours
+    peer_ = results["rembg s"]
+    modnet, u2net, idphoto = (ours[k] for k in calls)
+    out(f"## MODNet against rembg s (u2net), one run: {PORTRAIT} ({photos[PORTRAIT].shape[1]}x{photos[PORTRAIT].shape[0]} JPEG), 2 workers")
+    out()
+    out("| figure | value | target |")
+    out("|---|---|---|")
+    out(f"| lone cut-out, model=modnet / rembg s | {modnet['steady_s'] / peer_['steady_s']:.2f}x "
+        f"({modnet['steady_s']:.3f} s / {peer_['steady_s']:.3f} s) | at most 0.6x |")
+    rate = ours["two_clients"]["throughput_rps"] / peer_["two_clients"]["throughput_rps"]
+    out(f"| 2 clients, model=modnet / rembg s (req/s) | {rate:.2f}x | at least 2x |")
+    out(f"| lone ID photo / lone u2net cut-out | {idphoto['steady_s'] / u2net['steady_s']:.2f}x "
+        f"({idphoto['steady_s']:.3f} s / {u2net['steady_s']:.3f} s) | at most 1.0x |")
+    out(f"| time to ready / bare u2net forward pass | {ours['ready_s'] / results['bare_u2net_s']:.1f} passes "
+        f"({ours['ready_s']:.2f} s / {results['bare_u2net_s']:.3f} s) | at most 8 |")
+    for kind in calls:
+        out(f"| cold penalty, {kind}: wide lane, narrow lanes | {ours[kind]['wide']:.2f}, {ours[kind]['narrow']:.2f} | at most 1.05 |")
+    if args.json:
+        write_json(args.json, results)
+
+
+def pair(server: object, call: object) -> float:
+    """Two requests of one kind sent together (two workers, each on its narrow lane): the slower's seconds."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.support.harness import must
+
+    with ThreadPoolExecutor(2) as pool:
+        replies = list(pool.map(lambda _: must(call.send(server.url), f"pair {call.label}"), range(2)))
+    return max(reply.seconds for reply in replies)
+
+
+def cold_penalties(server: object, calls: dict, steady: int) -> dict[str, dict[str, float]]:
+    """Per kind, on a server that has served nothing yet: the first lone request (the wide lane)
+    and the first pair sent together (the narrow lanes), each against its own steady median."""
+    from tests.support.harness import must, sequential
+
+    figures: dict[str, dict[str, float]] = {}
+    for kind, call in calls.items():
+        first = must(call.send(server.url), f"first {kind}").seconds
+        lone = statistics.median(r.seconds for r in sequential(server, call, steady))
+        first_pair = pair(server, call)
+        pairs = statistics.median(pair(server, call) for _ in range(max(2, steady // 2)))
+        figures[kind] = {"first_s": first, "steady_s": lone, "wide": first / lone,
+                         "first_pair_s": first_pair, "pair_s": pairs, "narrow": first_pair / pairs}
+    return figures
+
+
+def warmup_main(args: argparse.Namespace) -> None:
+    """WARMUP_REQUESTS 0, 1 and 2 on fresh servers with the default models: time to ready, each
+    warm-up step's cost (/readyz: worker.warmup_steps), and each kind's cold penalty per lane."""
+    from .lanes import pilotlight
+
+    steady = 4 if args.quick else 8
+    calls = server_calls(portraits())
+    table: dict[str, object] = {}
+    for passes in args.passes:
+        say(f"[matte] WARMUP_REQUESTS={passes}")
+        with pilotlight(f"warmup-{passes}", WORK / "matte-warmup", **DEFAULTS, WARMUP_REQUESTS=str(passes)) as server:
+            started = server.wait_started(ready_path="/readyz")
+            import requests
+
+            steps = requests.get(server.url + "/readyz", timeout=10).json()["worker"]["warmup_steps"]
+            table[str(passes)] = {**started, "steps": steps, "kinds": cold_penalties(server, calls, steady)}
+    out("## Warm-up: each step's cost (one worker, /readyz) and the cold penalty without it")
+    out()
+    last = table[str(max(args.passes))]
+    out("| lane | step | seconds |")
+    out("|---|---|---|")
+    for step in last["steps"]:
+        out(f"| {step['lane']} | {step['step']} | {step['seconds']:.3f} |")
+    out()
+    out("| WARMUP_REQUESTS | ready (s) | " + " | ".join(f"{kind}: wide, narrow" for kind in calls) + " |")
+    out("|---|---|" + "---|" * len(calls))
+    for passes, row in table.items():
+        cells = [f"{row['kinds'][kind]['wide']:.2f}, {row['kinds'][kind]['narrow']:.2f}" for kind in calls]
+        out(f"| {passes} | {row['ready_s']:.2f} | " + " | ".join(cells) + " |")
+    if args.json:
+        write_json(args.json, table)
+
+
+def server_calls(photos: dict) -> dict:
+    """The kinds of request the servers are timed on, all of one real portrait (PORTRAIT) as JPEG."""
+    from tests.support.harness import Call
+
+    buffer = io.BytesIO()
+    Image.fromarray(photos[PORTRAIT]).save(buffer, "JPEG", quality=92)
+    jpeg = buffer.getvalue()
+    return {
+        "cut-out, model=modnet": Call("remove-background", "/api/v1/remove-background", "image", jpeg, {"model": "modnet"}),
+        "cut-out, model=u2net": Call("remove-background", "/api/v1/remove-background", "image", jpeg, {"model": "u2net"}),
+        "ID photo (us-passport)": Call("idphoto", "/api/v1/idphoto", "image", jpeg, {"spec": "us-passport"}),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.matte", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    quality = sub.add_parser("quality")
+    quality.add_argument("--idphoto", action="store_true")
+    servers = sub.add_parser("servers")
+    servers.add_argument("--quick", action="store_true")
+    warm = sub.add_parser("warmup")
+    warm.add_argument("--quick", action="store_true")
+    warm.add_argument("--passes", type=int, action="append", help="WARMUP_REQUESTS values (default: 0, 1, 2)")
+    for command in (quality, servers, warm):
+        command.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "warmup" and not args.passes:
+        args.passes = [0, 1, 2]
+    {"quality": quality_main, "servers": servers_main, "warmup": warmup_main}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
