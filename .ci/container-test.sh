@@ -28,6 +28,8 @@ from PIL import Image
 work, status = Path(sys.argv[1]), int(sys.argv[2])
 ready = json.loads((work / "readyz.json").read_text())
 assert ready["status"] == "ready" and ready["worker"]["warm"], ready
+# the default models: MODNet (the portrait matte) with each of its input shapes warm on each lane
+assert len(ready["models"]["modnet"]["warm_shapes"]) >= 3 and "u2net" in ready["models"], ready["models"]
 passport = Image.open(work / "passport.jpg")
 assert passport.size == (600, 600) and round(passport.info["dpi"][0]) == 300, (passport.size, passport.info)
 corner = np.asarray(passport.convert("RGB"))[:10, :10].reshape(-1, 3).mean(axis=0)

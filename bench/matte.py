@@ -47,8 +47,27 @@ DEFAULTS = {"MODELS": "u2net,modnet,centerface,landmarks68", "SEGMENTATION_MODEL
 PORTRAIT = "obama"  # the corpus portrait the servers are timed on (1137x910 px, one person, busy backdrop)
 
 
+PRINTED: list[str] = []  # what this command printed: saved as bench/results/matte-<command>.md
+
+
 def out(line: str = "") -> None:
+    PRINTED.append(line)
     print(line, flush=True)  # noqa: T201
+
+
+def save(command: str, *, quick: bool = False) -> None:
+    """What the command printed, into bench/results/matte-<command>.md and docs/BENCHMARKS.md (a
+    --quick run's figures stay in $BENCH_WORK)."""
+    from .common import RESULTS
+    from .report import write
+
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    text = "\n".join([f"<!-- python -m bench.matte {command}, {when} -->", *PRINTED]) + "\n"
+    target = (WORK if quick else RESULTS) / f"matte-{command}.md"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    if not quick:
+        write(RESULTS / "cpu.json")
 
 
 def _registry(names: tuple[str, ...]):  # noqa: ANN202
@@ -175,7 +194,7 @@ def servers_main(args: argparse.Namespace) -> None:
     rembg = peer.ensure_venv()
     say("[matte] rembg s")
     with Server(peer.env(), log_dir / "rembg.log", peer.command(rembg), "rembg-s", kind="rembg") as server:
-        server.wait_started()
+        server.wait_started(ready_path=None)  # rembg s has no readiness endpoint: its port answering
         call = peer.call(jpeg)
         must(call.send(server.url), "rembg s first")
         results["rembg s"] = {"steady_s": statistics.median(r.seconds for r in sequential(server, call, steady)),
@@ -298,6 +317,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "warmup" and not args.passes:
         args.passes = [0, 1, 2]
     {"quality": quality_main, "servers": servers_main, "warmup": warmup_main}[args.command](args)
+    save(args.command, quick=getattr(args, "quick", False))
 
 
 if __name__ == "__main__":

@@ -38,6 +38,11 @@ rm -f "$SITE"/onnxruntime/capi/libonnxruntime.so.*
 rm -rf "$SITE"/onnxruntime/transformers "$SITE"/onnxruntime/tools
 # numba's CUDA target (pymatting's kernels are CPU-only njit; `import numba` does not import it).
 rm -rf "$SITE"/numba/cuda
+# scikit-image subpackages nothing imports (its lazy loader imports a subpackage on first use;
+# sys.modules after every endpoint ran, HEIC and alpha matting included: transform, data, io, util,
+# color, draw, exposure, filters (not its rank filters), measure and morphology are used).
+rm -rf "$SITE"/skimage/feature "$SITE"/skimage/restoration "$SITE"/skimage/segmentation "$SITE"/skimage/graph \
+  "$SITE"/skimage/registration "$SITE"/skimage/future "$SITE"/skimage/metrics "$SITE"/skimage/filters/rank
 # OpenCV's Haar cascades, except the eye cascade (app/imaging/expression.py).
 find "$SITE"/cv2/data -name '*.xml' ! -name haarcascade_eye.xml -delete
 
