@@ -11,7 +11,8 @@ SITE=$(echo "$VENV"/lib/python3.*/site-packages)
 # reads its .pyi files to build its lazy imports).
 find "$SITE" -depth -type d \( -name tests -o -name __pycache__ \) -exec rm -rf {} +
 rm -rf "$SITE"/onnx/backend/test "$SITE"/numpy/_core/include
-find "$SITE" -type f \( -name '*.pyx' -o -name '*.pxd' -o -name '*.c' -o -name '*.h' -o -name '*.cpp' \) -delete
+find "$SITE" -type f \( -name '*.pyx' -o -name '*.pxd' -o -name '*.c' -o -name '*.h' -o -name '*.cpp' -o -name '*.cc' \
+  -o -name '*.hpp' -o -name '*.proto' \) -delete
 
 # SciPy subpackages that nothing on the request path imports (checked with sys.modules after
 # every endpoint ran: constants, fft, linalg, ndimage, optimize (the ID photo's placement, HiGHS),
@@ -45,6 +46,37 @@ rm -rf "$SITE"/skimage/feature "$SITE"/skimage/restoration "$SITE"/skimage/segme
   "$SITE"/skimage/registration "$SITE"/skimage/future "$SITE"/skimage/metrics "$SITE"/skimage/filters/rank
 # OpenCV's Haar cascades, except the eye cascade (app/imaging/expression.py).
 find "$SITE"/cv2/data -name '*.xml' ! -name haarcascade_eye.xml -delete
+
+# Never imported at run time: Cython's typed special functions (for `cimport`), numba's TBB and
+# OpenMP thread pools (app/native_threads.py selects its workqueue layer), numpy's SIMD test module,
+# onnx's reference evaluator. (numpy's f2py stays: scipy's array API layer does `from numpy import *`.)
+rm -f "$SITE"/scipy/special/cython_special.* "$SITE"/numba/np/ufunc/tbbpool*.so "$SITE"/numba/np/ufunc/omppool*.so \
+  "$SITE"/numpy/_core/_simd*.so
+rm -rf "$SITE"/onnx/reference
+# scipy's sparse-graph routines (sys.modules after every endpoint: never imported), insightface's
+# sample photos (read only by its demos' get_image), numba's ahead-of-time compiler, and type
+# stubs: no interpreter reads a .pyi, except scikit-image's lazy loader, which reads its own.
+rm -rf "$SITE"/scipy/sparse/csgraph "$SITE"/insightface/data/images "$SITE"/numba/pycc "$SITE"/onnx/backend \
+  "$SITE"/onnxruntime/backend "$SITE"/numpy/_core/_*_tests.*.so
+find "$SITE" -name '*.pyi' -not -path "$SITE/skimage/*" -delete
+# Identical files in two packages (scipy's wheel repeats numpy's gfortran and quadmath): one copy,
+# hard-linked, so the layer holds it once.
+"$VENV"/bin/python - "$SITE" <<'PY'
+import hashlib, os, sys
+seen = {}
+for folder, _, files in sorted(os.walk(sys.argv[1])):
+    for name in sorted(files):
+        path = os.path.join(folder, name)
+        if os.path.islink(path) or os.path.getsize(path) < 65536:
+            continue
+        with open(path, "rb") as handle:
+            key = (os.path.getsize(path), hashlib.sha256(handle.read()).hexdigest())
+        if key in seen:
+            os.unlink(path)
+            os.link(seen[key], path)
+        else:
+            seen[key] = path
+PY
 
 # llvmlite's LLVM library carries ~19 MB of symbols it does not need. (Only this one: the
 # auditwheel-patched libraries in *.libs/ stop loading once stripped.)
