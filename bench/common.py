@@ -62,3 +62,22 @@ def _json_default(value: object) -> object:
 def say(message: str) -> None:
     """Progress on stderr (stdout carries the tables)."""
     print(message, file=sys.stderr, flush=True)  # noqa: T201
+
+
+# -- ID photo outcomes ---------------------------------------------------------------------------
+
+
+def outcome_lines(results: dict[str, dict], *, label: str, before: str, after: str) -> list[str]:
+    """A Markdown table of ID photo outcomes (tests/support/judge.py: idphoto_outcomes) per variant
+    (`results`: variant -> {(portrait, spec): outcome}), then every outcome that differs between
+    the variants `before` and `after`."""
+    lines = [f"| {label} | compliant | rule broken | refused |", "|---|---|---|---|"]
+    for variant, outcomes in results.items():
+        values = list(outcomes.values())
+        lines.append(f"| {variant} | {values.count('compliant')} | {sum(v.startswith('broken') for v in values)} | "
+                     f"{sum(v.startswith('refused') for v in values)} |")
+    first, second = results[before], results[after]
+    changed = [(key, first[key], second[key]) for key in first if first[key] != second[key]]
+    lines += ["", f"{len(changed)} of {len(first)} outcomes differ" + (":" if changed else "")]
+    lines += [f"- {name} {spec_id}: {before} {was}; {after} {now}" for (name, spec_id), was, now in changed]
+    return lines

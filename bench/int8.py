@@ -49,7 +49,7 @@ from app.models.manifest import get_spec
 from app.models.segmentation import Segmenter, rembg_session
 from app.models.sessions import session_options
 
-from .common import WORK, model_home, say, write_json
+from .common import WORK, model_home, outcome_lines, say, write_json
 from tests.support.judge import MAX_MEAN_ALPHA_DIFF, MIN_MEDIAN_IOU, MIN_WORST_IOU, Portrait, compare, corpus_portraits, idphoto_outcomes
 
 # The quality gate (issue 24): int8 against fp32 on the real-portrait corpus.
@@ -300,20 +300,10 @@ def idphoto_main(args: argparse.Namespace) -> None:
     specs = args.spec or ["icao", "us-passport"]
     results = {variant: idphoto_outcomes(variant_registry(variant, settings), portraits, specs, settings=settings)
                for variant in (quantised.FP32, quantised.INT8)}
-    fp32, int8 = results[quantised.FP32], results[quantised.INT8]
     out(f"## ID photos with fp32 and int8 u2net ({len(portraits)} portraits x {', '.join(specs)}; judged by tests/support/inspector.py)")
     out()
-    out("| variant | compliant | rule broken | refused |")
-    out("|---|---|---|---|")
-    for variant, outcomes in results.items():
-        values = list(outcomes.values())
-        out(f"| {variant} | {values.count('compliant')} | {sum(v.startswith('broken') for v in values)} | "
-            f"{sum(v.startswith('refused') for v in values)} |")
-    out()
-    changed = [(key, fp32[key], int8[key]) for key in fp32 if fp32[key] != int8[key]]
-    out(f"{len(changed)} of {len(fp32)} outcomes differ" + (":" if changed else ""))
-    for (name, spec_id), before, after in changed:
-        out(f"- {name} {spec_id}: fp32 {before}; int8 {after}")
+    for line in outcome_lines(results, label="variant", before=quantised.FP32, after=quantised.INT8):
+        out(line)
 
 
 def sensitivity_main(args: argparse.Namespace) -> None:

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from .common import WORK, model_home, say, write_json
+from .common import WORK, model_home, outcome_lines, say, write_json
 from tests.support import composites
 from tests.support.harness import ROOT
 
@@ -146,18 +146,8 @@ def quality_main(args: argparse.Namespace) -> None:
         out()
         out(f"## ICAO ID photos of the corpus ({len(everyone)} portraits) with each matte, judged by the inspector")
         out()
-        out("| matte | compliant | rule broken | refused |")
-        out("|---|---|---|---|")
-        for name, o in outcomes.items():
-            values = list(o.values())
-            out(f"| {name} | {values.count('compliant')} | {sum(v.startswith('broken') for v in values)} | "
-                f"{sum(v.startswith('refused') for v in values)} |")
-        changed = [(key, outcomes['u2net'][key], outcomes['modnet'][key]) for key in outcomes["u2net"]
-                   if outcomes["u2net"][key] != outcomes["modnet"][key]]
-        out()
-        out(f"{len(changed)} outcomes differ" + (":" if changed else ""))
-        for (name, spec_id), before, after in changed:
-            out(f"- {name} {spec_id}: u2net {before}; modnet {after}")
+        for line in outcome_lines(outcomes, label="matte", before="u2net", after="modnet"):
+            out(line)
     if args.json:
         write_json(args.json, results)
 

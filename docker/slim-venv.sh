@@ -33,7 +33,7 @@ find "$SITE"/skimage/data -maxdepth 1 -type f \( -name '*.png' -o -name '*.jpg' 
 
 # onnxruntime's C-API library: the Python module (onnxruntime_pybind11_state) has the runtime built
 # in and does not load it (ldd: not needed; /proc/PID/maps of a worker that ran every endpoint:
-# never mapped). 35 MB, 13 MB of the compressed pull. Its transformer-optimisation and tools
+# never mapped): the largest single cut (docs/deploy.md). Its transformer-optimisation and tools
 # packages are for offline model work (the int8 recipe uses onnxruntime.quantization: kept).
 rm -f "$SITE"/onnxruntime/capi/libonnxruntime.so.*
 rm -rf "$SITE"/onnxruntime/transformers "$SITE"/onnxruntime/tools
