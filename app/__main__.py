@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     if detector is None:
         log.error("centerface did not load as a face detector")
         return 2
-    segmenter = registry.segmenter(settings.portrait_matte)  # as the server: the portrait matte, u2net where it misses the face
-    fallback = None if settings.portrait_matte == settings.segmentation_model else registry.segmenter(settings.segmentation_model)
+    # as the server: the portrait matte, u2net where it misses the face
+    segmenter, fallback = registry.portrait_mattes(settings.portrait_matte, settings.segmentation_model)
     args.out.mkdir(parents=True, exist_ok=True)
     extension = "jpg" if args.format == "jpeg" else "png"
     failures = 0

@@ -95,14 +95,11 @@ def portraits() -> dict:
     return {p.name: p.rgb for p in corpus_portraits(corpus.default_dir())}
 
 
-def edge_colour_distance(made: list, registry: object) -> dict[str, float]:
-    """Mean distance (RGB units) of MODNet's edge band colours from the busy photo behind them: the
-    photo's own pixels, and the estimated foreground (tests/support/composites.py: edge_distances)."""
-    matte = registry.segmenter("modnet")
-    pairs = []
-    for composite in made:
-        result = matte.matte(composite.rgb, max_side=2048)
-        pairs.append(composites.edge_distances(composite, result.alpha, result.foreground, backdrop_dir()))
+def edge_colour_distance(made: list, mattes: dict) -> dict[str, float]:
+    """Mean distance (RGB units) of the edge band colours of `mattes` (composite name -> Matte) from
+    the busy photo behind them: the photo's own pixels, and the estimated foreground
+    (tests/support/composites.py: edge_distances)."""
+    pairs = [composites.edge_distances(c, mattes[c.name].alpha, mattes[c.name].foreground, backdrop_dir()) for c in made]
     photographed, estimated = (round(float(np.mean(side)), 2) for side in zip(*pairs, strict=True))
     return {"photographed": photographed, "estimated": estimated}
 
@@ -118,9 +115,11 @@ def quality_main(args: argparse.Namespace) -> None:
         for name in MODELS:
             matter = registry.segmenter(name)
             started = time.perf_counter()
-            results[name] = composites.figures(made, {c.name: matter.matte(c.rgb, max_side=2048).alpha for c in made})
+            mattes = {c.name: matter.matte(c.rgb, max_side=2048) for c in made}
+            results[name] = composites.figures(made, {key: matte.alpha for key, matte in mattes.items()})
             results[name]["seconds"] = round(time.perf_counter() - started, 1)
-        results["edge_colours"] = edge_colour_distance(made, registry)
+            if name == "modnet":
+                results["edge_colours"] = edge_colour_distance(made, mattes)
     out(f"## The matte against a known answer ({len(made)} composites: {len(composites.PLAIN)} portraits on a plain "
         f"backdrop x {len(composites.BACKDROPS)} busy photos; a band of {composites.BAND_PX} px either side of the outline left out)")
     out()
@@ -136,11 +135,10 @@ def quality_main(args: argparse.Namespace) -> None:
         "less of the old background left)")
     if args.idphoto:
         from app.config import Settings
-        from app.models.sessions import WIDE as WIDE_LANE
         from tests.support.judge import corpus_portraits, idphoto_outcomes
 
         everyone = corpus_portraits()
-        with lane(WIDE_LANE):
+        with lane(WIDE):
             outcomes = {name: idphoto_outcomes(registry, everyone, ("icao",), settings=Settings(), matte=name) for name in MODELS}
         results["idphoto"] = {name: {f"{k[0]}/{k[1]}": v for k, v in o.items()} for name, o in outcomes.items()}
         out()

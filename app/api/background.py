@@ -11,7 +11,8 @@ from ..models.manifest import Role
 from ..models.registry import Registry
 from ..models.segmentation import AlphaMatting, matting_budget
 from ..models.portrait import PortraitMatte
-from ..pipelines.cutout import compose, cut_out, default_matte
+from ..pipelines.cutout import compose, cut_out
+from ..pipelines.mattes import default_matte
 from ..service import current_service
 from ..specs import parse_colour
 from ..timings import Timings

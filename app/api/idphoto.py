@@ -133,10 +133,8 @@ def _make(timings: Timings, answer: Callable[[IdPhoto, IdPhotoOptions], Response
     if matte_name not in service.registry:
         raise ModelUnavailable("model_unavailable", f"No segmentation model is loaded; add {matte_name} to MODELS.")
     detector_name, detector = found
-    segmenter = service.registry.segmenter(matte_name)
     # where the portrait matte misses the face, the general one (u2net) mattes it
-    fallback = (service.registry.segmenter(settings.segmentation_model)
-                if matte_name != settings.segmentation_model and settings.segmentation_model in service.registry else None)
+    segmenter, fallback = service.registry.portrait_mattes(matte_name, settings.segmentation_model)
     timings.models.update(detect=detector_name, align=detector_name, segment=matte_name)
     with service.inference(timings):
         with timings.stage("decode"):

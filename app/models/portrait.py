@@ -21,7 +21,7 @@ import numpy as np
 from ..imaging.compose import resize_alpha, resize_rgb
 from ..imaging.matting import decontaminate, edge_colours, fit_shape, pad_to
 from .base import SessionFactory, warmup_card
-from .segmentation import AlphaMatting, Matte
+from .segmentation import AlphaMatting, Matte, Segmenter
 from .sessions import current_lane
 
 # (width, height) px: square, portrait 3:4-ish and landscape, each a multiple of 32 with the short
@@ -112,3 +112,7 @@ class PortraitMatte:
         if not decontaminate_edges:
             return Matte(alpha=alpha, foreground=rgb)
         return Matte(alpha=alpha, foreground=decontaminate(rgb, alpha, edge_colours(seen, small_alpha)))
+
+
+Matter = Segmenter | PortraitMatte
+"""A segmentation model as the pipelines use it: `matte(rgb, *, max_side, alpha_matting=None) -> Matte`."""

@@ -25,7 +25,7 @@ from .checksums import expected_checksum, install_command
 from .insight import ArcFace, GenderAge, Landmark106, Scrfd, Swapper
 from .landmarks68 import Landmarks68
 from .manifest import MANIFEST, ModelSpec, Role, get_spec
-from .portrait import PortraitMatte
+from .portrait import Matter, PortraitMatte
 from .segmentation import Segmenter
 from .sessions import CPU, Lanes, Providers, active_provider, create_session
 
@@ -246,11 +246,17 @@ class Registry:
         found = self.find_named(Landmarks68)
         return None if found is None else found[1]
 
-    def segmenter(self, name: str) -> Segmenter | PortraitMatte:
+    def segmenter(self, name: str) -> Matter:
         model = self.get(name).model
-        if not isinstance(model, Segmenter | PortraitMatte):
+        if not isinstance(model, Matter):
             raise ModelNotLoaded(f"model {name!r} is not a segmentation model")
         return model
+
+    def portrait_mattes(self, portrait: str, general: str) -> tuple[Matter, Matter | None]:
+        """(the matte of photos with a face, the one that stands in where it misses the face): the
+        `portrait` model, and the `general` one when it differs and is loaded, else None."""
+        fallback = self.segmenter(general) if general != portrait and general in self else None
+        return self.segmenter(portrait), fallback
 
     def names(self, role: Role | None = None) -> list[str]:
         return [name for name, entry in self._models.items() if role is None or entry.spec.role == role]

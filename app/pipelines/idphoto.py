@@ -24,10 +24,11 @@ from ..imaging.sheet import Paper, SheetLayout, plan_sheet, render_sheet
 from ..models.faces import Face
 from ..models.landmarks68 import Landmarks68, menton, mouth_openness
 from ..models.registry import FaceDetector
-from ..models.portrait import PortraitMatte
-from ..models.segmentation import AlphaMatting, Segmenter
+from ..models.portrait import Matter
+from .mattes import matte_holding_face
+from ..models.segmentation import AlphaMatting
 from ..imaging.canvas import Extension, extend, fit_inside, needed_extension, photographed_mask
-from ..imaging.people import covers_face, keep_person
+from ..imaging.people import keep_person
 from ..imaging.placement import (
     FACE_WIDTH_IOD,
     Placement,
@@ -378,17 +379,17 @@ def make_id_photo(
     rgb: np.ndarray,
     *,
     detector: FaceDetector,
-    segmenter: Segmenter | PortraitMatte,
+    segmenter: Matter,
     options: IdPhotoOptions,
     max_side: int,
     timings: Timings,
     landmarker: Landmarks68 | None = None,
-    fallback: Segmenter | None = None,
+    fallback: Matter | None = None,
 ) -> IdPhoto:
     """From an upright (H, W, 3) uint8 RGB portrait to a photo placed on every rule of the spec.
 
-    `fallback`: the matte to use where `segmenter`'s does not hold the chosen face (`covers_face`);
-    `IdPhoto.matted_by` names the one used.
+    `fallback`: the matte to use where `segmenter`'s does not hold the chosen face
+    (app/pipelines/mattes.py); `IdPhoto.matted_by` names the one used.
 
     `landmarker` (the 68-point net, when loaded) adds the mouth-closed line; without it that line
     stays "not checked".
@@ -398,7 +399,6 @@ def make_id_photo(
     or below the head, the canvas is extended (background, shoulders continued) and the report says so.
     """
     spec = options.spec
-    matted_by = segmenter.name
     extend_canvas = spec.edit("extend_canvas").apply and not options.keep_background
     with timings.stage("detect"):
         faces = detector.detect(rgb)
@@ -411,10 +411,8 @@ def make_id_photo(
     with timings.stage("quality"):
         capture = quality.assess(rgb, box=face.box, landmarks=face.landmarks)
     with timings.stage("segment"):
-        matte = segmenter.matte(rgb, max_side=max_side, alpha_matting=options.alpha_matting)
-        if fallback is not None and not covers_face(matte.alpha, tuple(face.box)):
-            matte = fallback.matte(rgb, max_side=max_side)  # the portrait matte missed the face
-            matted_by = fallback.name
+        matte, matted_by = matte_holding_face(rgb, tuple(face.box), portrait=segmenter, fallback=fallback,
+                                              max_side=max_side, alpha_matting=options.alpha_matting, timings=timings)
         others = [other.box for other in people(faces) if not _same_face(other, face)]
         alpha = keep_person(matte.alpha, face.box, others, rgb=rgb)
     with timings.stage("expression"):

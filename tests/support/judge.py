@@ -303,9 +303,9 @@ def idphoto_outcomes(registry: object, portraits: Sequence[Portrait], specs: Seq
     """(portrait, spec) -> the inspector's outcome of the ID photo: "compliant", "broken: rule,...",
     "refused: code" or "error: ...", with the service's detector and the segmenter `matte` of `registry`."""
     detector = registry.face_detector()[1]
-    segmenter = MatteOnce(registry.segmenter(matte))
     # as the service: u2net where the portrait matte misses the face
-    fallback = MatteOnce(registry.segmenter("u2net")) if matte != "u2net" and "u2net" in registry else None
+    portrait, general = registry.portrait_mattes(matte, "u2net")
+    segmenter, fallback = MatteOnce(portrait), None if general is None else MatteOnce(general)
     outcomes = {}
     for portrait in portraits:
         for spec_id in specs:
