@@ -192,6 +192,33 @@ def lines_for(wall: np.ndarray, *, allowed: dict = WHITE) -> dict:
     return {line.name: line for line in photographed_background_checks(backdrop, allowed=allowed, other_faces=0)}
 
 
+@pytest.mark.parametrize("scene", ["astronaut", "coffee", "wall"])
+def test_the_shrunk_wide_blurs_leave_the_background_measures_where_full_size_blurs_put_them(
+    astronaut: np.ndarray, scene: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from skimage import data
+
+    from app.imaging import backdrop
+    from app.imaging.opencv import cv2
+
+    rng = np.random.default_rng(1)
+    walls = {"astronaut": astronaut, "coffee": data.coffee(),
+             "wall": np.clip(236.0 - np.linspace(0, 30, 500)[None, :, None] + rng.normal(0, 3, (600, 500, 3)), 0, 255)}
+    rgb, alpha = _portrait_on(cv2.resize(walls[scene].astype(np.uint8), (500, 600)))
+    shrunk = measure_backdrop(rgb, alpha, alpha, chin_y=0.72 * rgb.shape[0])
+
+    def full_size(values: np.ndarray, mask: np.ndarray, sigma: float) -> np.ndarray:
+        weights = cv2.GaussianBlur(mask.astype(np.float32), (0, 0), sigma)
+        return cv2.GaussianBlur(values * mask, (0, 0), sigma) / np.maximum(weights, 1e-6)
+
+    monkeypatch.setattr(backdrop, "_blur_within", full_size)
+    exact = measure_backdrop(rgb, alpha, alpha, chin_y=0.72 * rgb.shape[0])
+    assert shrunk is not None and exact is not None
+    assert shrunk.texture == pytest.approx(exact.texture, rel=0.03, abs=0.05)
+    assert shrunk.unevenness == pytest.approx(exact.unevenness, rel=0.03, abs=0.2)
+    assert (shrunk.lab, shrunk.shadow, shrunk.visible) == (exact.lab, exact.shadow, exact.visible)  # no blur in these
+
+
 def test_a_plain_light_wall_passes_every_background_line() -> None:
     rng = np.random.default_rng(0)
     wall = np.clip(np.full((600, 500, 3), 236.0) + rng.normal(0, 2.0, (600, 500, 3)), 0, 255).astype(np.uint8)

@@ -115,4 +115,6 @@ class PortraitMatte:
 
 
 Matter = Segmenter | PortraitMatte
-"""A segmentation model as the pipelines use it: `matte(rgb, *, max_side, alpha_matting=None) -> Matte`."""
+"""A segmentation model as the pipelines use it: `matte(rgb, *, max_side, alpha_matting=None,
+decontaminate_edges=...) -> Matte` (`decontaminate_edges`: the person's own colours under the soft
+edges as the foreground; the portrait matte does it by default, rembg's models do not)."""

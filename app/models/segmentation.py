@@ -126,7 +126,7 @@ class Segmenter:
         *,
         max_side: int,
         alpha_matting: AlphaMatting | None = None,
-        decontaminate: bool = False,
+        decontaminate_edges: bool = False,
     ) -> Matte:
         """Segment (H, W, 3) uint8 RGB. Inputs whose long side exceeds `max_side` px are matted at
         that working size and the alpha scaled back up (the network itself sees 320x320; this caps
@@ -139,14 +139,14 @@ class Segmenter:
         result = rembg.remove(
             Image.fromarray(working),
             session=self.session,
-            decontaminate=decontaminate,
-            putalpha=not decontaminate,  # keep colours unpremultiplied (rembg's default darkens edges)
+            decontaminate=decontaminate_edges,
+            putalpha=not decontaminate_edges,  # keep colours unpremultiplied (rembg's default darkens edges)
         )
         rgba = np.asarray(result.convert("RGBA"))
         alpha = np.ascontiguousarray(rgba[:, :, 3])
         if size != (width, height):
             return Matte(alpha=resize_alpha(alpha, (width, height)), foreground=rgb)
-        return Matte(alpha=alpha, foreground=np.ascontiguousarray(rgba[:, :, :3]) if decontaminate else rgb)
+        return Matte(alpha=alpha, foreground=np.ascontiguousarray(rgba[:, :, :3]) if decontaminate_edges else rgb)
 
     def _matted(self, rgb: np.ndarray, working: np.ndarray, matting: AlphaMatting) -> Matte:
         """rembg's alpha matting (the network's mask, a trimap, pymatting's closed-form alpha and its

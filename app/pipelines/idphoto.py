@@ -411,8 +411,11 @@ def make_id_photo(
     with timings.stage("quality"):
         capture = quality.assess(rgb, box=face.box, landmarks=face.landmarks)
     with timings.stage("segment"):
+        # the person's colours under soft edges are estimated on the output, where a background is
+        # replaced (`_render`: clean_foreground), so the matte leaves the photo's pixels as they are
         matte, matted_by = matte_holding_face(rgb, tuple(face.box), portrait=segmenter, fallback=fallback,
-                                              max_side=max_side, alpha_matting=options.alpha_matting, timings=timings)
+                                              max_side=max_side, alpha_matting=options.alpha_matting, timings=timings,
+                                              edge_colours=False)
         others = [other.box for other in people(faces) if not _same_face(other, face)]
         alpha = keep_person(matte.alpha, face.box, others, rgb=rgb)
     with timings.stage("expression"):

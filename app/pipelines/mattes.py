@@ -18,15 +18,18 @@ from ..timings import Timings
 
 def matte_holding_face(rgb: np.ndarray, box: tuple[float, float, float, float], *, portrait: Matter,
                        fallback: Matter | None, max_side: int, alpha_matting: AlphaMatting | None = None,
-                       timings: Timings | None = None) -> tuple[Matte, str]:
+                       timings: Timings | None = None, edge_colours: bool = True) -> tuple[Matte, str]:
     """The matte of (H, W, 3) uint8 `rgb` by `portrait`, or by `fallback` where that one does not
-    hold the face in `box`; and the name of the model that made it."""
-    matte = portrait.matte(rgb, max_side=max_side, alpha_matting=alpha_matting)
+    hold the face in `box`; and the name of the model that made it. Without `edge_colours` no model
+    estimates the person's colours under soft edges (the foreground is the photo's own pixels): for
+    a caller that estimates them itself, on its output."""
+    plain = {} if edge_colours else {"decontaminate_edges": False}
+    matte = portrait.matte(rgb, max_side=max_side, alpha_matting=alpha_matting, **plain)
     if fallback is None or covers_face(matte.alpha, box):
         return matte, portrait.name
     if timings is not None:
         timings.notes["matte"] = f"{portrait.name} missed the face: {fallback.name}"
-    return fallback.matte(rgb, max_side=max_side), fallback.name
+    return fallback.matte(rgb, max_side=max_side, **plain), fallback.name
 
 
 def default_matte(rgb: np.ndarray, *, detector: object | None, portrait: Matter, general: Matter, max_side: int,
