@@ -52,5 +52,6 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     for module in (health, metrics, background, idphoto, faces):
         app.register_blueprint(module.bp)
     app.register_blueprint(web_page)  # GET /: the browser upload page
-    service.warmup_sources.extend([background.warmup_requests, idphoto.warmup_requests, faces.warmup_requests])
+    # the ID photo first: it runs the portrait matte, whose own cut-out request then adds nothing (app/warmup.py)
+    service.warmup_sources.extend([idphoto.warmup_requests, background.warmup_requests, faces.warmup_requests])
     return app

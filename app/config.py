@@ -39,6 +39,12 @@ class ConfigError(ValueError):
     """A setting has a value the service cannot run with; the message names the variable."""
 
 
+WARMUP_STEPS = ("requests", "shapes", "wide")
+"""The warm-up's steps (app/service.py: warm): the requests of each pass (narrow lane), each model's
+own `warmup()` for the input shapes the requests did not run (narrow lane), every model once on its
+wide lane. WARMUP_SKIP leaves some out, to measure what each buys (bench/matte.py warmup)."""
+
+
 def default_model_home(env: Mapping[str, str]) -> Path:
     cache = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", "~")) / ".cache")
     return Path(cache).expanduser() / "pilotlight" / "models"
@@ -96,7 +102,8 @@ class Settings:
     # MODELS has it, else SEGMENTATION_MODEL (docs: README, "Which model mattes a photo")
     portrait_model: str = "auto"
     preload_models: bool = True
-    warmup_requests: int = 2
+    warmup_requests: int = 1
+    warmup_skip: tuple[str, ...] = ()  # WARMUP_SKIP: warm-up steps left out (of WARMUP_STEPS), to measure what each buys
     ort_providers: str = "auto"
     max_upload_mb: float = 20.0
     max_image_pixels: int = 50_000_000
@@ -113,7 +120,8 @@ class Settings:
     model_precision: str = "auto"  # auto | int8 | fp32: the weights CPU sessions of u2net run (app/models/precision.py)
     release_memory: ReleaseMemory = ReleaseMemory.IDLE
     release_memory_idle_s: float = 2.0
-    keep_memory_workers: int = 1  # workers that keep their working memory when idle (app/serving/memory.py)
+    # workers that keep their working memory when idle (app/serving/memory.py); None: `memory_keepers` decides
+    keep_memory_workers: int | None = None
     log_format: str = "text"  # "json": one JSON object per log line, access lines included
     metrics_dir: Path | None = None  # None: a fresh private folder under the temp dir per server start
     cors_origins: tuple[str, ...] = ()  # empty: no CORS headers at all; ("*",): any origin
@@ -208,6 +216,7 @@ class Settings:
             portrait_model=reader.text("PORTRAIT_MODEL", defaults.portrait_model),
             preload_models=reader.boolean("PRELOAD_MODELS", defaults.preload_models),
             warmup_requests=reader.integer("WARMUP_REQUESTS", defaults.warmup_requests, low=0, high=100),
+            warmup_skip=reader.subset("WARMUP_SKIP", WARMUP_STEPS),
             ort_providers=reader.text("ORT_PROVIDERS", defaults.ort_providers),
             max_upload_mb=reader.number("MAX_UPLOAD_MB", defaults.max_upload_mb, low=0.01, high=1024),
             max_image_pixels=reader.integer("MAX_IMAGE_PIXELS", defaults.max_image_pixels, low=64 * 64, high=1_000_000_000),
@@ -223,7 +232,7 @@ class Settings:
             model_precision=reader.choice("MODEL_PRECISION", defaults.model_precision, PRECISIONS),
             release_memory=ReleaseMemory(reader.choice("RELEASE_MEMORY", defaults.release_memory.value, tuple(m.value for m in ReleaseMemory))),
             release_memory_idle_s=reader.number("RELEASE_MEMORY_IDLE_S", defaults.release_memory_idle_s, low=0.1, high=3600),
-            keep_memory_workers=reader.integer("KEEP_MEMORY_WORKERS", defaults.keep_memory_workers, low=0, high=64),
+            keep_memory_workers=reader.optional_integer("KEEP_MEMORY_WORKERS", low=0, high=64, auto=True),
             log_format=reader.choice("LOG_FORMAT", defaults.log_format, LOG_FORMATS),
             metrics_dir=reader.optional_path("METRICS_DIR"),
             cors_origins=reader.origins("CORS_ORIGINS"),
@@ -276,6 +285,16 @@ class Settings:
             )
 
     @property
+    def memory_keepers(self) -> int:
+        """KEEP_MEMORY_WORKERS, or by default as many workers as requests that run at full speed at
+        once (one per usable core, at most WORKERS): a pair of requests after a quiet spell lands on
+        two keepers (nginx gives a request to an idle keeper first) and pays no regrowth of
+        released buffers (docs/BENCHMARKS.md, the cold penalty); workers past the cores release."""
+        if self.keep_memory_workers is not None:
+            return self.keep_memory_workers
+        return min(self.workers, usable_cpus())
+
+    @property
     def portrait_matte(self) -> str:
         """The model that mattes photos with a face: PORTRAIT_MODEL, or for "auto" modnet where
         MODELS has it, else SEGMENTATION_MODEL."""
@@ -319,8 +338,10 @@ class _Reader:
             raise ConfigError(f"{name}={value} is outside {low}..{high}")
         return value
 
-    def optional_integer(self, name: str, *, low: int, high: int) -> int | None:
-        if self._raw(name) is None:
+    def optional_integer(self, name: str, *, low: int, high: int, auto: bool = False) -> int | None:
+        """None when unset (or, with `auto`, set to "auto")."""
+        raw = self._raw(name)
+        if raw is None or (auto and raw.lower() == "auto"):
             return None
         return self.integer(name, 0, low=low, high=high)
 
@@ -346,6 +367,16 @@ class _Reader:
         if lowered in ("0", "false", "no", "off"):
             return False
         raise ConfigError(f"{name}={raw!r} is not a boolean (true/false)")
+
+    def subset(self, name: str, choices: tuple[str, ...]) -> tuple[str, ...]:
+        """Comma-separated names, each one of `choices`; () when unset."""
+        if self._raw(name) is None:
+            return ()
+        names = self.names(name, ())
+        unknown = [part for part in names if part not in choices]
+        if unknown:
+            raise ConfigError(f"{name}: {', '.join(unknown)} not one of {', '.join(choices)}")
+        return names
 
     def names(self, name: str, default: tuple[str, ...]) -> tuple[str, ...]:
         raw = self._raw(name)

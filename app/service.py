@@ -193,7 +193,7 @@ class Service:
         with sessions.forced_lane(sessions.NARROW):
             warmup.run(self, passes=passes, heartbeat=heartbeat, keep_going=keep_going, steps=narrow)
         wide: warmup.Steps = []
-        if passes and sessions.wide_lanes_open():
+        if passes and sessions.wide_lanes_open() and "wide" not in self.settings.warmup_skip:
             # the requests' code paths are warm now; each wide session still pays its first run,
             # so every model runs once more on its wide lane (not whole requests: at start-up every
             # worker warms at once, and whole wide requests on all of them oversubscribe the cores).

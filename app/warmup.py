@@ -4,8 +4,10 @@ A warm worker is one that has already run the exact code path of a real request:
 detection, segmentation, placement, compositing, encoding. So warm-up sends real requests through
 the Flask app itself (its test client, in process), on scikit-image's astronaut (a real,
 public-domain portrait that ships inside a dependency). Each blueprint exports the requests that
-cover its endpoints as data (`Source`: the loaded registry in, `WarmupRequest`s out); models that no
-request covers get their own `warmup()`.
+cover its endpoints as data (`Source`: the loaded service in, `WarmupRequest`s out); models that no
+request covers get their own `warmup()`. Each (model, input shape, lane) is warmed once: the
+warm-up photo gives every model one shape, so a request whose endpoint and models earlier requests of
+the pass already ran is left out, and a model's `warmup()` runs only the shapes not yet run.
 
 WARMUP_REQUESTS is read here only: the number of passes. 0 turns warm-up off everywhere: no pass
 runs at start-up, in lazy mode or on `POST /warmup`, and a worker counts as warm without one.
@@ -25,6 +27,7 @@ from . import observability
 if TYPE_CHECKING:
     from flask.testing import FlaskClient
 
+    from .config import Settings
     from .models.registry import LoadedModel, Registry
 
 
@@ -37,7 +40,8 @@ class WarmupRequest:
     models: tuple[str, ...]  # the models this request exercises
 
 
-Source = Callable[["Registry"], list[WarmupRequest]]
+Source = Callable[["_Warmable"], list[WarmupRequest]]
+"""What a blueprint warms: the loaded service (its registry and settings) in, its requests out."""
 
 
 @functools.cache
@@ -51,19 +55,32 @@ def photo() -> bytes:
     return buffer.getvalue()
 
 
-def requests_for(registry: Registry, sources: Sequence[Source]) -> list[WarmupRequest]:
-    return [request for source in sources for request in source(registry)]
+def requests_for(service: _Warmable, sources: Sequence[Source]) -> list[WarmupRequest]:
+    """The pass's requests, in order, less those that would only repeat earlier ones: same endpoint,
+    no model that an earlier request has not run."""
+    chosen: list[WarmupRequest] = []
+    paths: set[str] = set()
+    models: set[str] = set()
+    for request in (request for source in sources for request in source(service)):
+        if request.path in paths and models.issuperset(request.models):
+            continue
+        chosen.append(request)
+        paths.add(request.path)
+        models.update(request.models)
+    return chosen
 
 
 Steps = list[tuple[str, float]]
 """(what ran, seconds): each warm-up request and each model warm-up, in order (/readyz shows them)."""
 
 
-def run_pass(client: FlaskClient, registry: Registry, sources: Sequence[Source], steps: Steps | None = None) -> None:
+def run_pass(client: FlaskClient, service: _Warmable, sources: Sequence[Source], steps: Steps | None = None) -> None:
     """One pass: every warm-up request through the app, then `warmup()` of each loaded model that
-    no request covered (appending each to `steps`). RuntimeError when a request answers 5xx."""
+    no request covered (appending each to `steps`), less the steps WARMUP_SKIP names ("requests",
+    "shapes": app/config.py, WARMUP_STEPS). RuntimeError when a request answers 5xx."""
     covered: set[str] = set()
-    for request in requests_for(registry, sources):
+    skip = service.settings.warmup_skip
+    for request in [] if "requests" in skip else requests_for(service, sources):
         started = time.perf_counter()
         response = client.post(
             request.path,
@@ -78,7 +95,7 @@ def run_pass(client: FlaskClient, registry: Registry, sources: Sequence[Source],
         if steps is not None:
             steps.append((f"POST {request.path} {' '.join(f'{k}={v}' for k, v in request.fields.items())}".strip(),
                           time.perf_counter() - started))
-    for entry in registry.loaded():
+    for entry in [] if "shapes" in skip else service.registry.loaded():
         if entry.name not in covered or len(getattr(entry.model, "SHAPES", ())) > 1:
             warm_model(entry, steps)  # a model of several input shapes runs those this lane has not run yet
 
@@ -105,14 +122,15 @@ def run(
     for _ in range(passes):
         if keep_going is not None and not keep_going():
             break
-        run_pass(client, service.registry, service.warmup_sources, steps)
+        run_pass(client, service, service.warmup_sources, steps)
         done += 1
         if heartbeat is not None:
             heartbeat()
     return done
 
 
-class _Warmable(Protocol):  # what `run` needs of the service (app/service.py passes itself)
+class _Warmable(Protocol):  # what `run` and the sources need of the service (app/service.py passes itself)
+    settings: Settings
     registry: Registry
     warmup_sources: list[Source]
 

@@ -15,7 +15,7 @@ def test_defaults() -> None:
     assert settings.port == 8000 and settings.host == "127.0.0.1"
     assert settings.models == ("u2net", "modnet", "centerface", "landmarks68") and settings.segmentation_model == "u2net"
     assert settings.portrait_matte == "modnet"  # auto: MODNet where MODELS has it
-    assert settings.preload_models is True and settings.warmup_requests == 2
+    assert settings.preload_models is True and settings.warmup_requests == 1 and settings.warmup_skip == ()
     assert settings.model_home == Path("/home/u/.cache/pilotlight/models")
     assert settings.workers >= 1
 
@@ -75,6 +75,25 @@ def test_memory_settings_reach_the_session_factory() -> None:
         Settings.from_env({"RELEASE_MEMORY": "always"})
     with pytest.raises(ConfigError, match="ORT_CPU_ARENA"):
         Settings.from_env({"ORT_CPU_ARENA": "true"})
+
+
+def test_memory_keepers_default_to_one_worker_per_usable_core() -> None:
+    from app.config import usable_cpus
+
+    cores = usable_cpus()
+    assert Settings.from_env({"WORKERS": str(cores + 2)}).memory_keepers == cores  # the extra workers release
+    assert Settings.from_env({"WORKERS": "1"}).memory_keepers == 1
+    assert Settings.from_env({"WORKERS": "4", "KEEP_MEMORY_WORKERS": "auto"}).memory_keepers == min(4, cores)
+    assert Settings.from_env({"WORKERS": "4", "KEEP_MEMORY_WORKERS": "0"}).memory_keepers == 0
+    assert Settings.from_env({"WORKERS": "4", "KEEP_MEMORY_WORKERS": "3"}).memory_keepers == 3
+    with pytest.raises(ConfigError, match="KEEP_MEMORY_WORKERS"):
+        Settings.from_env({"KEEP_MEMORY_WORKERS": "some"})
+
+
+def test_warmup_skip_names_steps_only() -> None:
+    assert Settings.from_env({"WARMUP_SKIP": "wide, shapes"}).warmup_skip == ("wide", "shapes")
+    with pytest.raises(ConfigError, match="WARMUP_SKIP: narrow not one of requests, shapes, wide"):
+        Settings.from_env({"WARMUP_SKIP": "wide,narrow"})
 
 
 @pytest.mark.parametrize(("threads", "queue_depth", "refused"), [("4", "4", True), ("5", "4", True), ("6", "4", False),

@@ -12,6 +12,7 @@ import base64
 import io
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -240,3 +241,44 @@ def test_a_face_is_covered_by_its_centre() -> None:
     assert covers_face(alpha, (20.0, 20.0, 80.0, 80.0))  # the centre 30..50 is inside
     assert not covers_face(alpha, (60.0, 0.0, 100.0, 40.0))
     assert covers_face(alpha, (120.0, 120.0, 140.0, 140.0))  # no centre inside the photo to judge
+
+
+class _CountingSession:
+    """A session that counts the input shapes it runs (the network's calls, not the pipeline's)."""
+
+    def __init__(self, session: object, shapes: Counter) -> None:
+        self._session, self._shapes = session, shapes
+
+    def run(self, outputs: object, feeds: dict) -> object:
+        (tensor,) = feeds.values()
+        self._shapes[tuple(tensor.shape)] += 1
+        return self._session.run(outputs, feeds)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._session, name)
+
+
+def test_a_warm_up_pass_runs_each_modnet_shape_once_and_leaves_out_what_adds_nothing(model_home: Path) -> None:
+    settings = Settings(model_home=model_home, models=("u2netp", "modnet", "centerface"), segmentation_model="u2netp",
+                        warmup_requests=1, ort_providers="cpu", max_upload_mb=4, working_max_side=1024, workers=1)
+    registry = Registry()
+    service = Service.of(create_app(settings, registry))
+    service.load()
+    shapes: Counter = Counter()
+    matte = registry.segmenter("modnet")
+    matte.session = _CountingSession(matte.session, shapes)
+    service.warm()
+    # the ID photo's request runs the astronaut's shape; modnet.warmup() the two others; the cut-out
+    # request with model=modnet would only repeat the first, so the pass leaves it out
+    assert shapes == Counter({(1, 3, height, width): 1 for width, height in SHAPES}), shapes
+    steps = [step["step"] for step in service.warmup_steps]
+    assert steps == ["POST /api/v1/idphoto/sheet spec=icao paper=4x6 background=white",
+                     "POST /api/v1/remove-background model=u2netp", "modnet.warmup()"], steps
+
+    skipping = Service.of(create_app(replace(settings, warmup_skip=("requests",)), registry))
+    skipping.warm()  # no requests: each model's own warm-up, for the shapes not yet run (none here)
+    assert [step["step"] for step in skipping.warmup_steps] == ["u2netp.warmup()", "modnet.warmup()", "centerface.warmup()"]
+    assert shapes == Counter({(1, 3, height, width): 1 for width, height in SHAPES})
+    nothing = Service.of(create_app(replace(settings, warmup_skip=("requests", "shapes")), registry))
+    nothing.warm()
+    assert nothing.warmup_steps == [] and nothing.warmed

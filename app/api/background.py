@@ -8,12 +8,11 @@ from ..errors import bad_request
 from ..imageio import decode, encode, normalise_format
 from ..imaging.compose import resize_rgb
 from ..models.manifest import Role
-from ..models.registry import Registry
 from ..models.segmentation import AlphaMatting, matting_budget
 from ..models.portrait import PortraitMatte
 from ..pipelines.cutout import compose, cut_out
 from ..pipelines.mattes import default_matte
-from ..service import current_service
+from ..service import Service, current_service
 from ..specs import parse_colour
 from ..timings import Timings
 from ..warmup import WarmupRequest
@@ -22,10 +21,10 @@ from . import forms
 bp = Blueprint("background", __name__, url_prefix="/api/v1")
 
 
-def warmup_requests(registry: Registry) -> list[WarmupRequest]:
+def warmup_requests(service: Service) -> list[WarmupRequest]:
     return [
         WarmupRequest("/api/v1/remove-background", {"model": name}, (name,))
-        for name in registry.names(Role.SEGMENTATION)
+        for name in service.registry.names(Role.SEGMENTATION)
     ]
 
 

@@ -20,7 +20,7 @@ from ..imageio import answer_format, decode, encode, normalise_format
 from ..models.checksums import install_command
 from ..models.insight import ArcFace, GenderAge, Landmark106, Swapper
 from ..models.manifest import Role, get_spec
-from ..models.registry import FaceDetector, Registry
+from ..models.registry import FaceDetector
 from ..pipelines import faces as face_pipeline
 from ..service import Service, current_service
 from ..timings import Timings
@@ -39,8 +39,9 @@ MAX_FACES = face_pipeline.MAX_FACES
 DEFAULT_MAX_FACES = 20
 
 
-def warmup_requests(registry: Registry) -> list[WarmupRequest]:
+def warmup_requests(service: Service) -> list[WarmupRequest]:
     """/faces when a face-analysis model is loaded, /swap when the swapper is (the astronaut)."""
+    registry = service.registry
     found = registry.face_detector()
     if found is None:
         return []

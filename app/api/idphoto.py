@@ -12,11 +12,9 @@ from ..errors import ApiError, ModelUnavailable, PhotoRejected, bad_request
 from ..pipelines.idphoto import IdPhoto, IdPhotoOptions, make_id_photo, print_sheet
 from ..imageio import decode, encode
 from ..models.landmarks68 import Landmarks68
-from ..models.manifest import Role
-from ..models.registry import Registry
 from ..models.segmentation import AlphaMatting, matting_budget
 from ..imaging.sheet import get_paper
-from ..service import current_service
+from ..service import Service, current_service
 from ..specs import MAX_DPI, MIN_DPI, SPECS, PhotoSpec, custom_spec, get_spec, parse_background
 from ..timings import Timings
 from ..warmup import WarmupRequest
@@ -27,14 +25,14 @@ bp = Blueprint("idphoto", __name__, url_prefix="/api/v1")
 BACKGROUND_STYLES = ("solid", "gradient")
 
 
-def warmup_requests(registry: Registry) -> list[WarmupRequest]:
+def warmup_requests(service: Service) -> list[WarmupRequest]:
+    registry = service.registry
     detector = registry.face_detector()
-    segmenters = registry.names(Role.SEGMENTATION)
-    if detector is None or not segmenters:
+    matte = service.settings.portrait_matte  # it holds the astronaut's face: the fallback does not run
+    if detector is None or matte not in registry:
         return []
     landmarker = registry.find_named(Landmarks68)  # the ID photo runs it too: no warm-up of its own
-    # the matte it runs is warmed by the cut-out requests (one per segmentation model) and its own warmup()
-    models = (detector[0], *(() if landmarker is None else (landmarker[0],)))
+    models = (detector[0], matte, *(() if landmarker is None else (landmarker[0],)))
     # a replaced background: the heavier path (the foreground estimate under soft edges); a kept one
     # runs a subset of it plus the background measures (OpenCV filters, no first-call cost to speak of)
     return [WarmupRequest("/api/v1/idphoto/sheet", {"spec": "icao", "paper": "4x6", "background": "white"}, models)]

@@ -214,7 +214,7 @@ def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None
 
 def _keepers(settings: Settings) -> int:
     """Workers that keep their memory when idle: only RELEASE_MEMORY=idle releases at all."""
-    return settings.keep_memory_workers if settings.release_memory is ReleaseMemory.IDLE else 0
+    return settings.memory_keepers if settings.release_memory is ReleaseMemory.IDLE else 0
 
 
 def _seconds(value: float) -> str:

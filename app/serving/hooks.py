@@ -130,7 +130,7 @@ def post_fork(server: Arbiter, worker: Worker) -> None:
         queue_depth=settings.queue_depth,
         wait_timeout=float(settings.timeout),
         release_after_request=settings.release_memory is ReleaseMemory.REQUEST,
-        keeps_memory=slot_of(worker) < settings.keep_memory_workers,
+        keeps_memory=slot_of(worker) < settings.memory_keepers,
         inferring=_inferring,
     )
     if settings.preload_models and service.providers.accelerated:
