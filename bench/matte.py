@@ -1,8 +1,8 @@
 """The portrait matte (MODNet) against u2net: quality against a known answer, and speed against rembg s.
 
     .venv/bin/python -m bench.matte quality [--idphoto] [--json OUT]
-    .venv/bin/python -m bench.matte servers [--quick] [--json OUT]
-    .venv/bin/python -m bench.matte warmup [--passes N ...] [--quick] [--json OUT]
+    .venv/bin/python -m bench.matte servers [--starts N] [--workers W ...] [--quick] [--json OUT]
+    .venv/bin/python -m bench.matte warmup [--passes N ...] [--skip STEP ...] [--starts N] [--quick] [--json OUT]
 
 quality   Portraits on a plain backdrop, their person read from the backdrop's colour and pasted on
           busy photos (tests/support/composites.py): per model, the median and worst IoU of the
@@ -12,15 +12,22 @@ quality   Portraits on a plain backdrop, their person read from the backdrop's c
           it, as photographed and after the foreground estimate (larger: less of the old
           background left). With --idphoto, every corpus portrait through the ICAO ID photo with
           each matte, judged by the independent inspector.
-servers   rembg s (u2net) and pilotlight with its default models, each started fresh as a user
-          starts it, one after the other: a lone cut-out of a real portrait with model=modnet and
-          with model=u2net, a lone ID photo of it, two clients of MODNet cut-outs; the first
-          request of each kind against its steady median (the cold penalty), and time to ready
-          against the bare u2net forward pass (one thread, measured in the same run).
+servers   rembg s (u2net), then pilotlight with its default models started fresh --starts times
+          with 2 workers and as many with 4 (as a user starts it): a lone cut-out of a real portrait
+          with model=modnet and with model=u2net, a lone ID photo of it, two clients of MODNet
+          cut-outs; time to ready against the bare u2net forward pass (one thread, measured in the
+          same run), and on every start each kind's cold penalty on each lane (below). Then 2
+          workers again with one memory keeper (KEEP_MEMORY_WORKERS=1, the default until issue
+          35): the narrow lanes' penalty with the second worker's buffers given back.
+warmup    WARMUP_REQUESTS 0, 1 and 2, and the default with each warm-up step left out in turn
+          (WARMUP_SKIP), each on --starts fresh servers with the default models (2 workers): time to
+          ready, each warm-up step and its cost (/readyz), and each kind's cold penalty per lane.
 
-warmup    WARMUP_REQUESTS 0, 1 and 2, each on a fresh server with the default models (2 workers):
-          time to ready, each warm-up step and its cost (/readyz), and each kind's cold penalty on
-          the wide lane (the first lone request) and on the narrow lanes (the first pair sent together).
+The cold penalty of a kind of request, on a server that has served none of that kind: on the wide
+lane, the first lone request against the median of the lone ones after it; on the narrow lanes,
+the first pair sent together against the median of the pairs after it. One start gives one reading
+of each, as noisy as one request, so every figure is the median over the starts, with the lowest
+and highest beside it.
 
 Figures depend on the machine: compare the ratios printed in one run.
 """
@@ -170,18 +177,16 @@ def bare_u2net_seconds() -> float:
 
 def servers_main(args: argparse.Namespace) -> None:
     from . import peer
-    from .lanes import pilotlight
     from tests.support.harness import Server, closed_loop, must, sequential
 
     steady, loop = (4, 8) if args.quick else (9, 24)
     photos = portraits()
     calls = server_calls(photos)
     jpeg = calls["cut-out, model=modnet"].photo
-    log_dir = WORK / "matte-servers"
     results: dict[str, object] = {"bare_u2net_s": bare_u2net_seconds()}
     rembg = peer.ensure_venv()
     say("[matte] rembg s")
-    with Server(peer.env(), log_dir / "rembg.log", peer.command(rembg), "rembg-s", kind="rembg") as server:
+    with Server(peer.env(), WORK / "matte-servers" / "rembg.log", peer.command(rembg), "rembg-s", kind="rembg") as server:
         server.wait_started(ready_path=None)  # rembg s has no readiness endpoint: its port answering
         call = peer.call(jpeg)
         must(call.send(server.url), "rembg s first")
@@ -189,29 +194,49 @@ def servers_main(args: argparse.Namespace) -> None:
                               "two_clients": closed_loop(server, call, clients=2, total=loop, max_seconds=600)}
     say("[matte] pilotlight")
     ours: dict[str, object] = {}
-    with pilotlight("pilotlight", log_dir, **DEFAULTS) as server:
-        ours.update(server.wait_started(ready_path="/readyz"))
-        ours.update(cold_penalties(server, calls, steady))
+
+    def lone_and_two_clients(server: object) -> None:  # on the last start, after its cold figures
+        for kind, call in calls.items():
+            ours[kind] = statistics.median(r.seconds for r in sequential(server, call, steady))
         ours["two_clients"] = closed_loop(server, calls["cut-out, model=modnet"], clients=2, total=loop, max_seconds=600)
+
+    # each worker count; then the first with one memory keeper (the default until issue 35): the
+    # second worker of a pair has given its buffers back and grows them again
+    configs = {f"{workers} workers": {"WORKERS": str(workers)} for workers in args.workers}
+    configs[f"{args.workers[0]} workers, KEEP_MEMORY_WORKERS=1"] = {"WORKERS": str(args.workers[0]), "KEEP_MEMORY_WORKERS": "1"}
+    for index, (label, env) in enumerate(configs.items()):
+        ours[label] = cold_starts(f"servers-{index}", calls, starts=args.starts, quick=args.quick, env=env,
+                                  then=lone_and_two_clients if index == 0 else None)
     results["pilotlight"] = ours
     peer_ = results["rembg s"]
     modnet, u2net, idphoto = (ours[k] for k in calls)
-    out(f"## MODNet against rembg s (u2net), one run: {PORTRAIT} ({photos[PORTRAIT].shape[1]}x{photos[PORTRAIT].shape[0]} JPEG), 2 workers")
+    first = ours[f"{args.workers[0]} workers"]
+    out(f"## MODNet against rembg s (u2net), one run: {PORTRAIT} ({photos[PORTRAIT].shape[1]}x{photos[PORTRAIT].shape[0]} JPEG), "
+        f"{args.workers[0]} workers; cold figures over {args.starts} fresh starts each: median [lowest, highest]")
     out()
     out("| figure | value | target |")
     out("|---|---|---|")
-    out(f"| lone cut-out, model=modnet / rembg s | {modnet['steady_s'] / peer_['steady_s']:.2f}x "
-        f"({modnet['steady_s']:.3f} s / {peer_['steady_s']:.3f} s) | at most 0.6x |")
+    out(f"| lone cut-out, model=modnet / rembg s | {modnet / peer_['steady_s']:.2f}x "
+        f"({modnet:.3f} s / {peer_['steady_s']:.3f} s) | at most 0.6x |")
     rate = ours["two_clients"]["throughput_rps"] / peer_["two_clients"]["throughput_rps"]
     out(f"| 2 clients, model=modnet / rembg s (req/s) | {rate:.2f}x | at least 2x |")
-    out(f"| lone ID photo / lone u2net cut-out | {idphoto['steady_s'] / u2net['steady_s']:.2f}x "
-        f"({idphoto['steady_s']:.3f} s / {u2net['steady_s']:.3f} s) | at most 1.0x |")
-    out(f"| time to ready / bare u2net forward pass | {ours['ready_s'] / results['bare_u2net_s']:.1f} passes "
-        f"({ours['ready_s']:.2f} s / {results['bare_u2net_s']:.3f} s) | at most 8 |")
-    for kind in calls:
-        out(f"| cold penalty, {kind}: wide lane, narrow lanes | {ours[kind]['wide']:.2f}, {ours[kind]['narrow']:.2f} | at most 1.05 |")
+    out(f"| lone ID photo / lone u2net cut-out | {idphoto / u2net:.2f}x ({idphoto:.3f} s / {u2net:.3f} s) | at most 1.0x |")
+    ready = [run["ready_s"] / results["bare_u2net_s"] for run in first["runs"]]
+    out(f"| time to ready / bare u2net forward pass | {spread(ready, 1)} passes "
+        f"({statistics.median(run['ready_s'] for run in first['runs']):.2f} s / {results['bare_u2net_s']:.3f} s) | at most 8 |")
+    for label in configs:
+        runs = ours[label]["runs"]
+        for kind in calls:
+            out(f"| cold penalty, {label}, {kind}: wide lane; narrow lanes | "
+                f"{spread([run['kinds'][kind]['wide'] for run in runs])}; {spread([run['kinds'][kind]['narrow'] for run in runs])} "
+                "| at most 1.05 |")
     if args.json:
         write_json(args.json, results)
+
+
+def spread(values: list[float], digits: int = 2) -> str:
+    """A figure over several fresh starts: "median [lowest, highest]"."""
+    return f"{statistics.median(values):.{digits}f} [{min(values):.{digits}f}, {max(values):.{digits}f}]"
 
 
 def pair(server: object, call: object) -> float:
@@ -226,8 +251,10 @@ def pair(server: object, call: object) -> float:
 
 
 def cold_penalties(server: object, calls: dict, steady: int) -> dict[str, dict[str, float]]:
-    """Per kind, on a server that has served nothing yet: the first lone request (the wide lane)
-    and the first pair sent together (the narrow lanes), each against its own steady median."""
+    """Per kind, on a server that has served nothing of that kind yet: the first lone request (the
+    wide lane) against the median of the `steady` lone ones after it, and the first pair sent
+    together (the narrow lanes; the second worker of a pair has been idle since its warm-up or its
+    last pair, as after any quiet spell) against the median of the pairs after it."""
     from tests.support.harness import must, sequential
 
     figures: dict[str, dict[str, float]] = {}
@@ -241,37 +268,65 @@ def cold_penalties(server: object, calls: dict, steady: int) -> dict[str, dict[s
     return figures
 
 
-def warmup_main(args: argparse.Namespace) -> None:
-    """WARMUP_REQUESTS 0, 1 and 2 on fresh servers with the default models: time to ready, each
-    warm-up step's cost (/readyz: worker.warmup_steps), and each kind's cold penalty per lane."""
+def cold_starts(label: str, calls: dict, *, starts: int, quick: bool, env: dict[str, str],
+                then: object | None = None) -> dict[str, object]:
+    """`starts` fresh servers with the default models and `env`, one after the other: for each,
+    time to ready, its warm-up steps (/readyz, one worker's) and every kind's cold penalty on each
+    lane (`cold_penalties`). `then(server)` runs on the last one, after its cold figures."""
+    import requests
+
     from .lanes import pilotlight
 
-    steady = 4 if args.quick else 8
-    calls = server_calls(portraits())
-    table: dict[str, object] = {}
-    for passes in args.passes:
-        say(f"[matte] WARMUP_REQUESTS={passes}")
-        with pilotlight(f"warmup-{passes}", WORK / "matte-warmup", **DEFAULTS, WARMUP_REQUESTS=str(passes)) as server:
+    runs = []
+    for start in range(starts):
+        say(f"[matte] {label}: start {start + 1} of {starts}")
+        with pilotlight(f"{label}-{start}", WORK / "matte-cold", **{**DEFAULTS, **env}) as server:
             started = server.wait_started(ready_path="/readyz")
-            import requests
-
             steps = requests.get(server.url + "/readyz", timeout=10).json()["worker"]["warmup_steps"]
-            table[str(passes)] = {**started, "steps": steps, "kinds": cold_penalties(server, calls, steady)}
-    out("## Warm-up: each step's cost (one worker, /readyz) and the cold penalty without it")
+            runs.append({**started, "steps": steps, "kinds": cold_penalties(server, calls, 2 if quick else 3)})
+            if then is not None and start == starts - 1:
+                then(server)  # type: ignore[operator]
+    return {"env": env, "runs": runs}
+
+
+def warmup_main(args: argparse.Namespace) -> None:
+    """WARMUP_REQUESTS 0, 1 and 2, and the default with each step left out (WARMUP_SKIP), each on
+    several fresh servers with the default models: time to ready, each warm-up step's cost (/readyz:
+    worker.warmup_steps), and each kind's cold penalty per lane."""
+    from app.config import Settings
+
+    calls = server_calls(portraits())
+    bare = bare_u2net_seconds()
+    default = Settings().warmup_requests
+    settings = {f"WARMUP_REQUESTS={passes}": {"WARMUP_REQUESTS": str(passes)} for passes in args.passes}
+    settings.update({f"WARMUP_REQUESTS={default}, without {step}": {"WARMUP_REQUESTS": str(default), "WARMUP_SKIP": step}
+                     for step in args.skip})
+    table = {label: cold_starts(label.replace("=", "").replace(", without ", "-no-"), calls, starts=args.starts,
+                                quick=args.quick, env={**env, "WORKERS": str(args.workers[0])})
+             for label, env in settings.items()}
+    out(f"## Warm-up: each step's cost (one worker, /readyz) and the cold penalty without it ({args.workers[0]} workers, "
+        f"{args.starts} fresh starts per setting: median [lowest, highest])")
     out()
-    last = table[str(max(args.passes))]
+    out(f"The steps of the default (WARMUP_REQUESTS={default}), as one worker ran them on its last start:")
+    out()
     out("| lane | step | seconds |")
     out("|---|---|---|")
-    for step in last["steps"]:
+    for step in table.get(f"WARMUP_REQUESTS={default}", next(iter(table.values())))["runs"][-1]["steps"]:
         out(f"| {step['lane']} | {step['step']} | {step['seconds']:.3f} |")
     out()
-    out("| WARMUP_REQUESTS | ready (s) | " + " | ".join(f"{kind}: wide, narrow" for kind in calls) + " |")
+    out("| setting | ready, in bare u2net passes | " + " | ".join(f"{kind}: wide; narrow" for kind in calls) + " |")
     out("|---|---|" + "---|" * len(calls))
-    for passes, row in table.items():
-        cells = [f"{row['kinds'][kind]['wide']:.2f}, {row['kinds'][kind]['narrow']:.2f}" for kind in calls]
-        out(f"| {passes} | {row['ready_s']:.2f} | " + " | ".join(cells) + " |")
+    for label, setting in table.items():
+        runs = setting["runs"]
+        cells = [f"{spread([r['kinds'][kind]['wide'] for r in runs])}; {spread([r['kinds'][kind]['narrow'] for r in runs])}"
+                 for kind in calls]
+        out(f"| {label} | {spread([r['ready_s'] / bare for r in runs], 1)} | " + " | ".join(cells) + " |")
+    out()
+    out(f"A bare u2net forward pass (one thread) took {bare:.3f} s in this run. Steps (WARMUP_SKIP): requests, the "
+        "warm-up requests of each pass; shapes, each model's own warm-up for the input shapes no request ran; wide, "
+        "every model once on its wide lane.")
     if args.json:
-        write_json(args.json, table)
+        write_json(args.json, {"bare_u2net_s": bare, **table})
 
 
 def server_calls(photos: dict) -> dict:
@@ -295,15 +350,25 @@ def main(argv: list[str] | None = None) -> None:
     quality = sub.add_parser("quality")
     quality.add_argument("--idphoto", action="store_true")
     servers = sub.add_parser("servers")
-    servers.add_argument("--quick", action="store_true")
     warm = sub.add_parser("warmup")
-    warm.add_argument("--quick", action="store_true")
     warm.add_argument("--passes", type=int, action="append", help="WARMUP_REQUESTS values (default: 0, 1, 2)")
+    warm.add_argument("--skip", action="append", help="steps to leave out of the default, one at a time (default: each)")
+    for command in (servers, warm):
+        command.add_argument("--quick", action="store_true")
+        command.add_argument("--starts", type=int, default=5, help="fresh starts per setting (default 5)")
+        command.add_argument("--workers", type=int, action="append",
+                             help="WORKERS for the cold figures (servers default: 2 and 4; warmup: 2); the first gives the rest")
     for command in (quality, servers, warm):
         command.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     if args.command == "warmup" and not args.passes:
         args.passes = [0, 1, 2]
+    if args.command == "warmup" and args.skip is None:
+        from app.config import WARMUP_STEPS
+
+        args.skip = list(WARMUP_STEPS)
+    if args.command in ("servers", "warmup") and not args.workers:
+        args.workers = [2, 4] if args.command == "servers" else [2]
     {"quality": quality_main, "servers": servers_main, "warmup": warmup_main}[args.command](args)
     save(args.command, quick=getattr(args, "quick", False))
 

@@ -153,7 +153,7 @@ class Figures:
         high = 4 if 4 in counts else (max(counts) if counts else None)
         one, many = self.memory(True, 1), (self.memory(True, high) if high else None)
         if one and many and high and high > 1:
-            configs.append({"label": "default (shared arena, memory pattern off, idle workers release it, one keeps it; gc.freeze)",
+            configs.append({"label": "default (shared arena, memory pattern off, idle workers release it, one per core keeps it; gc.freeze)",
                             "one": one, "many": many, "workers": high})
         by_label: dict[str, dict] = {}
         for row in self.variant_rows:

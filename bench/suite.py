@@ -304,6 +304,7 @@ UPSTREAM = {"ORT_CPU_ARENA": "session", "ORT_MEM_PATTERN": "true", "RELEASE_MEMO
 VARIANTS: tuple[tuple[str, dict[str, str]], ...] = (
     ("onnxruntime's defaults (arena per session, memory pattern on), nothing released", UPSTREAM),
     ("shared arena, never released", {"RELEASE_MEMORY": "off"}),
+    ("one worker keeps its memory when idle (the default until issue 35)", {"KEEP_MEMORY_WORKERS": "1"}),
     ("no worker keeps its memory when idle", {"KEEP_MEMORY_WORKERS": "0"}),
     ("arena off, nothing released", {"ORT_CPU_ARENA": "off", "RELEASE_MEMORY": "off"}),
     ("arena off + malloc_trim after each request (the prototype)", {"ORT_CPU_ARENA": "off", "ORT_MEM_PATTERN": "true", "RELEASE_MEMORY": "request"}),
