@@ -137,13 +137,15 @@ class Service:
         return self._providers
 
     def load(self) -> list[LoadedModel]:
-        """Load every model in MODELS not loaded yet, recording one start-up phase per model."""
+        """Load every model in MODELS not loaded yet, recording one start-up phase per model; then
+        (unless WARMUP_REQUESTS=0) pay the process-wide first calls (`warmup.prime_process`) here,
+        in the master when it loads: the workers it forks inherit them."""
 
         def loaded(entry: LoadedModel) -> None:
             self.phases.record(f"load {entry.name} ({entry.provider})", entry.load_seconds)
             observability.model_loaded(entry.name, entry.load_seconds, variant=entry.variant)
 
-        return self.registry.load(
+        entries = self.registry.load(
             self.settings.models,
             model_home=self.settings.model_home,
             providers=self.providers,
@@ -151,6 +153,11 @@ class Service:
             on_loaded=loaded,
             model_precision=self.settings.model_precision,
         )
+        if self.settings.warmup_requests:
+            started = time.perf_counter()
+            warmup.prime_process()
+            self.phases.record("prime process-wide first calls", time.perf_counter() - started)
+        return entries
 
     def open_wide_lanes(self) -> list[str]:
         """In a worker (never the master: thread pools do not survive a fork), open the wide lane of

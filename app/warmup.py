@@ -55,6 +55,21 @@ def photo() -> bytes:
     return buffer.getvalue()
 
 
+@functools.cache
+def prime_process() -> None:
+    """First-call costs that belong to the process, not to a model or a lane, paid once (fork passes
+    them on to the workers): OpenCV's CIELAB tables, which the kept-background ID photo's measures
+    build on their first colour conversion (0.15 s; the warm-up's sheet replaces its background and
+    never converts), and pymatting's compiled foreground estimate (numba loads it on first call)."""
+    import numpy as np
+    from pymatting import estimate_foreground_ml
+
+    from .imaging.opencv import cv2
+
+    cv2.cvtColor(np.zeros((1, 1, 3), np.uint8), cv2.COLOR_RGB2Lab)
+    estimate_foreground_ml(np.zeros((4, 4, 3)), np.full((4, 4), 0.5))
+
+
 def requests_for(service: _Warmable, sources: Sequence[Source]) -> list[WarmupRequest]:
     """The pass's requests, in order, less those that would only repeat earlier ones: same endpoint,
     no model that an earlier request has not run."""

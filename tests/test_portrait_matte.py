@@ -264,6 +264,7 @@ def test_a_warm_up_pass_runs_each_modnet_shape_once_and_leaves_out_what_adds_not
     registry = Registry()
     service = Service.of(create_app(settings, registry))
     service.load()
+    assert "prime process-wide first calls" in service.phases.as_dict()  # in the master, before any fork
     shapes: Counter = Counter()
     matte = registry.segmenter("modnet")
     matte.session = _CountingSession(matte.session, shapes)
