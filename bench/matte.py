@@ -12,11 +12,12 @@ quality   Portraits on a plain backdrop, their person read from the backdrop's c
           it, as photographed and after the foreground estimate (larger: less of the old
           background left). With --idphoto, every corpus portrait through the ICAO ID photo with
           each matte, judged by the independent inspector.
-servers   rembg s (u2net), then pilotlight with its default models started fresh --starts times
-          with 2 workers and as many with 4 (as a user starts it): a lone cut-out of a real portrait
-          with model=modnet and with model=u2net, a lone ID photo of it, two clients of MODNet
-          cut-outs; time to ready against the bare u2net forward pass (one thread, measured in the
-          same run), and on every start each kind's cold penalty on each lane (below). Then 2
+servers   pilotlight with its default models started fresh --starts times with 2 workers and as
+          many with 4 (as a user starts it), rembg s (u2net) idle beside it: on every start, time
+          to ready against the bare u2net forward pass (one thread, measured in the same run) and
+          each kind's cold penalty on each lane (below); on the last 2-worker start, lone requests
+          sent to both servers in turn (a cut-out of a real portrait with model=modnet and with
+          model=u2net, an ID photo of it, rembg s's cut-out), then two clients of each cut-out. Then 2
           workers again with one memory keeper (KEEP_MEMORY_WORKERS=1, the default until issue
           35): the narrow lanes' penalty with the second worker's buffers given back.
 warmup    WARMUP_REQUESTS 0, 1 and 2, and the default with each warm-up step left out in turn
@@ -177,7 +178,7 @@ def bare_u2net_seconds() -> float:
 
 def servers_main(args: argparse.Namespace) -> None:
     from . import peer
-    from tests.support.harness import Server, closed_loop, must, sequential
+    from tests.support.harness import Server, closed_loop, must
 
     steady, loop = (4, 8) if args.quick else (9, 24)
     photos = portraits()
@@ -185,28 +186,30 @@ def servers_main(args: argparse.Namespace) -> None:
     jpeg = calls["cut-out, model=modnet"].photo
     results: dict[str, object] = {"bare_u2net_s": bare_u2net_seconds()}
     rembg = peer.ensure_venv()
-    say("[matte] rembg s")
-    with Server(peer.env(), WORK / "matte-servers" / "rembg.log", peer.command(rembg), "rembg-s", kind="rembg") as server:
-        server.wait_started(ready_path=None)  # rembg s has no readiness endpoint: its port answering
-        call = peer.call(jpeg)
-        must(call.send(server.url), "rembg s first")
-        results["rembg s"] = {"steady_s": statistics.median(r.seconds for r in sequential(server, call, steady)),
-                              "two_clients": closed_loop(server, call, clients=2, total=loop, max_seconds=600)}
-    say("[matte] pilotlight")
     ours: dict[str, object] = {}
+    say("[matte] rembg s, idle beside pilotlight until the lone requests")
+    with Server(peer.env(), WORK / "matte-servers" / "rembg.log", peer.command(rembg), "rembg-s", kind="rembg") as peer_server:
+        peer_server.wait_started(ready_path=None)  # rembg s has no readiness endpoint: its port answering
+        peer_call = peer.call(jpeg)
+        must(peer_call.send(peer_server.url), "rembg s first")
 
-    def lone_and_two_clients(server: object) -> None:  # on the last start, after its cold figures
-        for kind, call in calls.items():
-            ours[kind] = statistics.median(r.seconds for r in sequential(server, call, steady))
-        ours["two_clients"] = closed_loop(server, calls["cut-out, model=modnet"], clients=2, total=loop, max_seconds=600)
+        def lone_and_two_clients(server: object) -> None:  # on the last start, after its cold figures
+            # lone requests to both servers in turn, so that the machine's drift falls on every kind alike
+            rounds = [{kind: must(call.send(server.url), kind).seconds for kind, call in calls.items()}
+                      | {"rembg s": must(peer_call.send(peer_server.url), "rembg s").seconds} for _ in range(steady)]
+            for kind in [*calls, "rembg s"]:
+                ours[kind] = statistics.median(row[kind] for row in rounds)
+            results["rembg s"] = {"steady_s": ours.pop("rembg s"),
+                                  "two_clients": closed_loop(peer_server, peer_call, clients=2, total=loop, max_seconds=600)}
+            ours["two_clients"] = closed_loop(server, calls["cut-out, model=modnet"], clients=2, total=loop, max_seconds=600)
 
-    # each worker count; then the first with one memory keeper (the default until issue 35): the
-    # second worker of a pair has given its buffers back and grows them again
-    configs = {f"{workers} workers": {"WORKERS": str(workers)} for workers in args.workers}
-    configs[f"{args.workers[0]} workers, KEEP_MEMORY_WORKERS=1"] = {"WORKERS": str(args.workers[0]), "KEEP_MEMORY_WORKERS": "1"}
-    for index, (label, env) in enumerate(configs.items()):
-        ours[label] = cold_starts(f"servers-{index}", calls, starts=args.starts, quick=args.quick, env=env,
-                                  then=lone_and_two_clients if index == 0 else None)
+        # each worker count; then the first with one memory keeper (the default until issue 35): the
+        # second worker of a pair has given its buffers back and grows them again
+        configs = {f"{workers} workers": {"WORKERS": str(workers)} for workers in args.workers}
+        configs[f"{args.workers[0]} workers, KEEP_MEMORY_WORKERS=1"] = {"WORKERS": str(args.workers[0]), "KEEP_MEMORY_WORKERS": "1"}
+        for index, (label, env) in enumerate(configs.items()):
+            ours[label] = cold_starts(f"servers-{index}", calls, starts=args.starts, quick=args.quick, env=env,
+                                      then=lone_and_two_clients if index == 0 else None)
     results["pilotlight"] = ours
     peer_ = results["rembg s"]
     modnet, u2net, idphoto = (ours[k] for k in calls)
