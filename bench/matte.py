@@ -41,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +49,7 @@ from PIL import Image
 
 from .common import WORK, model_home, outcome_lines, say, write_json
 from tests.support import composites
-from tests.support.harness import ROOT
+from tests.support.harness import ROOT, Server
 
 MODELS = ("modnet", "u2net")
 DEFAULTS = {"MODELS": "u2net,modnet,centerface,landmarks68", "SEGMENTATION_MODEL": "u2net"}  # app/config.py's defaults
@@ -178,7 +179,7 @@ def bare_u2net_seconds() -> float:
 
 def servers_main(args: argparse.Namespace) -> None:
     from . import peer
-    from tests.support.harness import Server, closed_loop, must
+    from tests.support.harness import closed_loop, must
 
     steady, loop = (4, 8) if args.quick else (9, 24)
     photos = portraits()
@@ -193,7 +194,7 @@ def servers_main(args: argparse.Namespace) -> None:
         peer_call = peer.call(jpeg)
         must(peer_call.send(peer_server.url), "rembg s first")
 
-        def lone_and_two_clients(server: object) -> None:  # on the last start, after its cold figures
+        def lone_and_two_clients(server: Server) -> None:  # on the last start, after its cold figures
             # lone requests to both servers in turn, so that the machine's drift falls on every kind alike
             rounds = [{kind: must(call.send(server.url), kind).seconds for kind, call in calls.items()}
                       | {"rembg s": must(peer_call.send(peer_server.url), "rembg s").seconds} for _ in range(steady)]
@@ -230,9 +231,7 @@ def servers_main(args: argparse.Namespace) -> None:
     for label in configs:
         runs = ours[label]["runs"]
         for kind in calls:
-            out(f"| cold penalty, {label}, {kind}: wide lane; narrow lanes | "
-                f"{spread([run['kinds'][kind]['wide'] for run in runs])}; {spread([run['kinds'][kind]['narrow'] for run in runs])} "
-                "| at most 1.05 |")
+            out(f"| cold penalty, {label}, {kind}: wide lane; narrow lanes | {lanes_cell(runs, kind)} | at most 1.05 |")
     if args.json:
         write_json(args.json, results)
 
@@ -240,6 +239,11 @@ def servers_main(args: argparse.Namespace) -> None:
 def spread(values: list[float], digits: int = 2) -> str:
     """A figure over several fresh starts: "median [lowest, highest]"."""
     return f"{statistics.median(values):.{digits}f} [{min(values):.{digits}f}, {max(values):.{digits}f}]"
+
+
+def lanes_cell(runs: list[dict], kind: str) -> str:
+    """One kind's cold penalty over fresh starts (`cold_starts`' runs): "wide; narrow", each a `spread`."""
+    return "; ".join(spread([run["kinds"][kind][lane] for run in runs]) for lane in ("wide", "narrow"))
 
 
 def pair(server: object, call: object) -> float:
@@ -272,7 +276,7 @@ def cold_penalties(server: object, calls: dict, steady: int) -> dict[str, dict[s
 
 
 def cold_starts(label: str, calls: dict, *, starts: int, quick: bool, env: dict[str, str],
-                then: object | None = None) -> dict[str, object]:
+                then: Callable[[Server], None] | None = None) -> dict[str, object]:
     """`starts` fresh servers with the default models and `env`, one after the other: for each,
     time to ready, its warm-up steps (/readyz, one worker's) and every kind's cold penalty on each
     lane (`cold_penalties`). `then(server)` runs on the last one, after its cold figures."""
@@ -288,7 +292,7 @@ def cold_starts(label: str, calls: dict, *, starts: int, quick: bool, env: dict[
             steps = requests.get(server.url + "/readyz", timeout=10).json()["worker"]["warmup_steps"]
             runs.append({**started, "steps": steps, "kinds": cold_penalties(server, calls, 2 if quick else 3)})
             if then is not None and start == starts - 1:
-                then(server)  # type: ignore[operator]
+                then(server)
     return {"env": env, "runs": runs}
 
 
@@ -321,8 +325,7 @@ def warmup_main(args: argparse.Namespace) -> None:
     out("|---|---|" + "---|" * len(calls))
     for label, setting in table.items():
         runs = setting["runs"]
-        cells = [f"{spread([r['kinds'][kind]['wide'] for r in runs])}; {spread([r['kinds'][kind]['narrow'] for r in runs])}"
-                 for kind in calls]
+        cells = [lanes_cell(runs, kind) for kind in calls]
         out(f"| {label} | {spread([r['ready_s'] / bare for r in runs], 1)} | " + " | ".join(cells) + " |")
     out()
     out(f"A bare u2net forward pass (one thread) took {bare:.3f} s in this run. Steps (WARMUP_SKIP): requests, the "

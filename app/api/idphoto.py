@@ -34,7 +34,8 @@ def warmup_requests(service: Service) -> list[WarmupRequest]:
     landmarker = registry.find_named(Landmarks68)  # the ID photo runs it too: no warm-up of its own
     models = (detector[0], matte, *(() if landmarker is None else (landmarker[0],)))
     # a replaced background: the heavier path (the foreground estimate under soft edges); a kept one
-    # runs a subset of it plus the background measures (OpenCV filters, no first-call cost to speak of)
+    # runs a subset of it plus the background measures, whose one first-call cost (OpenCV's CIELAB
+    # tables) the master pays before the fork (warmup.prime_process)
     return [WarmupRequest("/api/v1/idphoto/sheet", {"spec": "icao", "paper": "4x6", "background": "white"}, models)]
 
 
