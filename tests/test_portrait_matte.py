@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 from flask import Flask
@@ -22,7 +23,7 @@ from PIL import Image
 
 from app import create_app
 from app.config import Settings
-from app.imaging.matting import decontaminate, edge_colours, fit_shape, pad_to
+from app.imaging.matting import BAND_ROWS, decontaminate, edge_colours, fit_shape, pad_to
 from app.models import sessions
 from app.models.portrait import SHAPES, AlphaMattingNotApplicable, PortraitMatte, network_input
 from app.models.registry import Registry
@@ -89,8 +90,25 @@ def test_the_soft_edges_lose_the_old_backgrounds_colour() -> None:
     before = np.abs(image[thin].astype(float) - foreground[thin]).mean()
     after = np.abs(cleaned[thin].astype(float) - foreground[thin]).mean()
     assert before > 30 and after < before / 3, (before, after)
-    whole = alpha == 255
+    whole, none = alpha == 255, alpha == 0
     assert np.array_equal(cleaned[whole], image[whole])  # the photo's own pixels where it is whole
+    assert np.array_equal(cleaned[none], image[none])  # and where nothing of the person shows (never seen)
+
+
+def test_the_edge_colours_are_carried_up_as_opencv_scales_them() -> None:
+    """The soft pixels get I + (1 - a) (F - B) with F - B scaled up bilinearly, as cv2.resize's
+    INTER_LINEAR would scale the whole field; rows on both sides of a band boundary included."""
+    rng = np.random.default_rng(7)
+    height, width = BAND_ROWS + 37, 301
+    image = rng.integers(0, 256, (height, width, 3), dtype=np.uint8)
+    alpha = rng.integers(0, 256, (height, width), dtype=np.uint8)
+    difference = rng.uniform(-120, 120, (23, 17, 3)).astype(np.float32)
+    field = cv2.resize(difference, (width, height), interpolation=cv2.INTER_LINEAR)
+    expected = np.clip(image + (255 - alpha[..., None].astype(np.float32)) / 255 * field + 0.5, 0, 255).astype(np.uint8)
+    cleaned = decontaminate(image, alpha, difference)
+    soft = (alpha > 0) & (alpha < 255)
+    assert np.abs(cleaned[soft].astype(int) - expected[soft]).max() <= 1
+    assert np.array_equal(cleaned[~soft], image[~soft])
 
 
 # -- on a generated model with MODNet's input and output -------------------------------------------

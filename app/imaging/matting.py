@@ -56,26 +56,34 @@ def edge_colours(rgb: np.ndarray, alpha: np.ndarray) -> np.ndarray:
 
 def decontaminate(rgb: np.ndarray, alpha: np.ndarray, difference: np.ndarray) -> np.ndarray:
     """The person's colours (H, W, 3) uint8 under an (H, W) uint8 alpha: I + (1 - a) (F - B), with
-    F - B (`edge_colours`, any size) scaled bilinearly to the photo's. Pixels of whole coverage keep
-    their colour exactly; computed in bands of BAND_ROWS rows."""
+    F - B (`edge_colours`, any size) sampled bilinearly at the photo's pixel centres (as OpenCV's
+    INTER_LINEAR scales). Only soft pixels (0 < alpha < 255) change: whole coverage keeps the
+    photo's colour exactly, and no coverage is never seen (a cut-out writes RGB 0 there, a
+    composite weighs it by 0). Bands of BAND_ROWS rows bound the temporaries whatever the size."""
     height, width = alpha.shape
     out = rgb.copy()
     rows_small, cols_small = difference.shape[:2]
-    ys = (np.arange(height, dtype=np.float64) + 0.5) * (rows_small / height) - 0.5  # OpenCV's pixel centres
-    np.clip(ys, 0, rows_small - 1, out=ys)
+    row_taps, col_taps = _linear_taps(height, rows_small), _linear_taps(width, cols_small)
     for top in range(0, height, BAND_ROWS):
-        band = slice(top, min(height, top + BAND_ROWS))
-        thin = alpha[band] < 255
-        if not thin.any():
+        band = alpha[top : top + BAND_ROWS]
+        rows, cols = np.nonzero((band > 0) & (band < 255))
+        if rows.size == 0:
             continue
-        y = ys[band]
-        y0 = np.floor(y).astype(np.intp)
-        y1 = np.minimum(y0 + 1, rows_small - 1)
-        weight = (y - y0).astype(np.float32)[:, None, None]
-        rows = difference[y0] * (1.0 - weight) + difference[y1] * weight  # (band, w_small, 3), down the rows
-        field = cv2.resize(rows, (width, rows.shape[0]), interpolation=cv2.INTER_LINEAR)  # across the columns
-        uncovered = (255 - alpha[band].astype(np.float32))[:, :, None] * (1.0 / 255.0)
-        colours = rgb[band].astype(np.float32) + uncovered * field
-        np.clip(colours + 0.5, 0, 255, out=colours)
-        np.copyto(out[band], colours.astype(np.uint8), where=thin[:, :, None])
+        rows += top
+        y0, y1, wy = (tap[rows] for tap in row_taps)
+        x0, x1, wx = (tap[cols] for tap in col_taps)
+        upper = difference[y0, x0] + (difference[y0, x1] - difference[y0, x0]) * wx[:, None]
+        lower = difference[y1, x0] + (difference[y1, x1] - difference[y1, x0]) * wx[:, None]
+        field = upper + (lower - upper) * wy[:, None]
+        uncovered = (255 - alpha[rows, cols]).astype(np.float32) * (1.0 / 255.0)
+        colours = rgb[rows, cols].astype(np.float32) + uncovered[:, None] * field
+        out[rows, cols] = np.clip(colours + 0.5, 0, 255).astype(np.uint8)
     return out
+
+
+def _linear_taps(size: int, small: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bilinear taps from `size` pixel centres into `small` ones, OpenCV's centre mapping clamped at
+    the ends: for each pixel, the two source indices and the second one's weight (float32)."""
+    centres = np.clip((np.arange(size, dtype=np.float64) + 0.5) * (small / size) - 0.5, 0, small - 1)
+    low = np.floor(centres)
+    return low.astype(np.intp), np.minimum(low + 1, small - 1).astype(np.intp), (centres - low).astype(np.float32)
