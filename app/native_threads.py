@@ -12,16 +12,21 @@ Values already set in the environment win.
 
 glibc gives every thread that allocates its own malloc arena (up to 8 per core), each keeping the
 memory it freed: in a gthread worker each pool thread's first requests grow the process by tens of
-MB that are never returned. Two arenas per process (M_ARENA_MAX, as MALLOC_ARENA_MAX=2 would) keep
-a worker's memory flat under load (bench/load.py measures it); MALLOC_ARENA_MAX in the environment
-wins here too.
+MB. A worker's requests take turns at inference (InferenceGate), so its threads share one arena
+(M_ARENA_MAX=1, as MALLOC_ARENA_MAX=1 would).
 
-glibc also raises its mmap threshold each time it frees a large mmapped block (up to 32 MiB): after
-one 20-megapixel photo, the multi-MB buffers of every later photo come from the heap and stay there,
-and the worker that keeps its memory when idle (KEEP_MEMORY_WORKERS) drifts upwards. A fixed
-threshold (M_MMAP_THRESHOLD, 4 MiB) keeps large buffers mmapped and returned at free: measured in
-one process over 42 varied soak requests (bench.load's photos), private memory 461-470 MiB
-instead of 463-520 MiB. MALLOC_MMAP_THRESHOLD_ in the environment wins.
+A request frees its large buffers (the decoded photo, the matte, float temporaries: tens of MB for
+a 1 MP photo) and the next request of that size asks for them again. Above its mmap threshold
+glibc maps each block afresh and unmaps it at free, so with the former fixed 4 MiB threshold every
+request faulted all of them in again, thousands of page faults each. A fixed threshold at glibc's
+64-bit ceiling (M_MMAP_THRESHOLD, 32 MiB) with a trim threshold twice that (M_TRIM_THRESHOLD,
+glibc's own pairing) keeps them in the heap for the next request: next to no page faults after a
+worker's first request of a size, faster requests, and a few % more private memory in a busy
+worker (`python -m bench.matte allocator` measures all three against the former setting;
+docs/BENCHMARKS.md). Blocks over 32 MiB (a 20 MP photo's RGB) are still returned at free, and an
+idle worker still gives the rest back (app/serving/memory.py: malloc_trim returns free blocks
+wherever they lie); a keeper keeps them, as it keeps its arena. MALLOC_ARENA_MAX,
+MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ in the environment win.
 """
 
 import ctypes
@@ -32,15 +37,18 @@ for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUM
     os.environ.setdefault(_name, "1")
 os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
-M_ARENA_MAX = -8  # glibc's mallopt parameter numbers
-M_MMAP_THRESHOLD = -3
-MMAP_THRESHOLD_BYTES = 4 * 1024 * 1024
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8  # glibc's mallopt parameter numbers
+MMAP_THRESHOLD_BYTES = 32 * 1024 * 1024  # glibc's ceiling on 64-bit (DEFAULT_MMAP_THRESHOLD_MAX)
+MALLOPT = (
+    ("MALLOC_ARENA_MAX", M_ARENA_MAX, 1),
+    ("MALLOC_MMAP_THRESHOLD_", M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES),
+    ("MALLOC_TRIM_THRESHOLD_", M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD_BYTES),
+)
 if _libc_name := ctypes.util.find_library("c"):
     try:
         _libc = ctypes.CDLL(_libc_name)
-        if "MALLOC_ARENA_MAX" not in os.environ:
-            _libc.mallopt(M_ARENA_MAX, 2)
-        if "MALLOC_MMAP_THRESHOLD_" not in os.environ:
-            _libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+        for _variable, _parameter, _value in MALLOPT:
+            if _variable not in os.environ:
+                _libc.mallopt(_parameter, _value)
     except (OSError, AttributeError):  # not glibc
         pass

@@ -3,6 +3,7 @@
     .venv/bin/python -m bench.matte quality [--idphoto] [--json OUT]
     .venv/bin/python -m bench.matte servers [--starts N] [--workers W ...] [--quick] [--json OUT]
     .venv/bin/python -m bench.matte warmup [--passes N ...] [--skip STEP ...] [--starts N] [--quick] [--json OUT]
+    .venv/bin/python -m bench.matte allocator [--json OUT]
 
 quality   Portraits on a plain backdrop, their person read from the backdrop's colour and pasted on
           busy photos (tests/support/composites.py): per model, the median and worst IoU of the
@@ -23,6 +24,10 @@ servers   pilotlight with its default models started fresh --starts times with 2
 warmup    WARMUP_REQUESTS 0, 1 and 2, and the default with each warm-up step left out in turn
           (WARMUP_SKIP), each on --starts fresh servers with the default models (2 workers): time to
           ready, each warm-up step and its cost (/readyz), and each kind's cold penalty per lane.
+allocator glibc's malloc settings (app/native_threads.py) against the former ones (a 4 MiB mmap
+          threshold, two arenas), 2 workers with RELEASE_MEMORY=off: per kind, the page faults of
+          a worker's first request and of the three after it, and their median time; then the
+          workers' private memory after a burst of the three kinds from six clients.
 
 The cold penalty of a kind of request, on a server that has served none of that kind: on the wide
 lane, the first lone request against the median of the lone ones after it; on the narrow lanes,
@@ -335,6 +340,51 @@ def warmup_main(args: argparse.Namespace) -> None:
         write_json(args.json, {"bare_u2net_s": bare, **table})
 
 
+# app/native_threads.py before issue 35's allocator change: glibc reads these at start, and they win there
+FORMER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(4 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(128 * 2**10), "MALLOC_ARENA_MAX": "2"}
+
+
+def allocator_main(args: argparse.Namespace) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .lanes import pilotlight
+    from tests.support.harness import minor_faults, must, private_kib, smaps_rollup
+
+    calls = server_calls(portraits())
+    results: dict[str, dict] = {}
+    for label, env in (("former (4 MiB mmap threshold, 2 arenas)", FORMER_MALLOC), ("now (app/native_threads.py)", {})):
+        say(f"[matte] allocator: {label}")
+        with pilotlight("allocator", WORK / "matte-allocator", **{**DEFAULTS, "WORKERS": "2", "RELEASE_MEMORY": "off", **env}) as server:
+            server.wait_started(ready_path="/readyz")
+            workers = server.workers()
+            kinds = {}
+            for kind, call in calls.items():
+                rows = []
+                for _ in range(4):
+                    before = sum(minor_faults(pid) for pid in workers)
+                    seconds = must(call.send(server.url), kind).seconds
+                    rows.append((seconds, sum(minor_faults(pid) for pid in workers) - before))
+                kinds[kind] = {"first_faults": rows[0][1], "faults": statistics.median(f for _, f in rows[1:]),
+                               "seconds": statistics.median(s for s, _ in rows[1:])}
+            with ThreadPoolExecutor(6) as pool:
+                kinds_list = list(calls.values())
+                list(pool.map(lambda i: must(kinds_list[i % len(kinds_list)].send(server.url), "burst"), range(18)))
+            results[label] = {"kinds": kinds, "private_mib": [round(private_kib(smaps_rollup(pid)) / 1024) for pid in workers]}
+    out("## glibc's malloc settings: page faults, time and memory (2 workers, RELEASE_MEMORY=off, one run)")
+    out()
+    out("| setting | kind | page faults, a worker's first request | page faults, the next three (median) | seconds (median of those) |")
+    out("|---|---|---|---|---|")
+    for label, result in results.items():
+        for kind, f in result["kinds"].items():
+            out(f"| {label} | {kind} | {f['first_faults']:,} | {f['faults']:,.0f} | {f['seconds']:.3f} |")
+    out()
+    for label, result in results.items():
+        out(f"- {label}: each worker's private memory after a burst of 18 requests from 6 clients: "
+            f"{', '.join(str(m) for m in result['private_mib'])} MiB")
+    if args.json:
+        write_json(args.json, results)
+
+
 def server_calls(photos: dict) -> dict:
     """The kinds of request the servers are timed on, all of one real portrait (PORTRAIT) as JPEG."""
     from tests.support.harness import Call
@@ -357,6 +407,7 @@ def main(argv: list[str] | None = None) -> None:
     quality.add_argument("--idphoto", action="store_true")
     servers = sub.add_parser("servers")
     warm = sub.add_parser("warmup")
+    allocator = sub.add_parser("allocator")
     warm.add_argument("--passes", type=int, action="append", help="WARMUP_REQUESTS values (default: 0, 1, 2)")
     warm.add_argument("--skip", action="append", help="steps to leave out of the default, one at a time (default: each)")
     for command in (servers, warm):
@@ -364,7 +415,7 @@ def main(argv: list[str] | None = None) -> None:
         command.add_argument("--starts", type=int, default=5, help="fresh starts per setting (default 5)")
         command.add_argument("--workers", type=int, action="append",
                              help="WORKERS for the cold figures (servers default: 2 and 4; warmup: 2); the first gives the rest")
-    for command in (quality, servers, warm):
+    for command in (quality, servers, warm, allocator):
         command.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     if args.command == "warmup" and not args.passes:
@@ -375,7 +426,7 @@ def main(argv: list[str] | None = None) -> None:
         args.skip = list(WARMUP_STEPS)
     if args.command in ("servers", "warmup") and not args.workers:
         args.workers = [2, 4] if args.command == "servers" else [2]
-    {"quality": quality_main, "servers": servers_main, "warmup": warmup_main}[args.command](args)
+    {"quality": quality_main, "servers": servers_main, "warmup": warmup_main, "allocator": allocator_main}[args.command](args)
     save(args.command, quick=getattr(args, "quick", False))
 
 

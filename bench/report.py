@@ -218,8 +218,8 @@ def tidy(text: str) -> str:
 def render_markdown(results: dict, gpu: dict | None, chart_name: str, browser: dict | None = None, folder: Path | None = None) -> str:
     extra = {name: json.loads(path.read_text()) for name in ("slowloris", "soak", "lanes")
              if folder is not None and (path := folder / f"{name}.json").is_file()}
-    # bench.matte's sections, as it printed them (quality, servers, warmup)
-    matte = [(folder / f"matte-{name}.md").read_text() for name in ("quality", "servers", "warmup")
+    # bench.matte's sections, as it printed them (quality, servers, warmup, allocator)
+    matte = [(folder / f"matte-{name}.md").read_text() for name in ("quality", "servers", "warmup", "allocator")
              if folder is not None and (folder / f"matte-{name}.md").is_file()]
     return tidy(ENV.get_template("benchmarks.md.j2").render(f=Figures(results), results=results, gpu=gpu, browser=browser,
                                                              chart=chart_name, matte=matte, **extra))

@@ -71,10 +71,12 @@ class PortraitMatte:
         return cls("modnet", session_factory(path))
 
     def warmup(self) -> None:
-        """Each fixed shape once on the current lane, unless a request already ran it there."""
+        """Each fixed shape once on the current lane, unless a request already ran it there: the
+        whole matte, so the colours under its soft edges (a cut-out's own work at that shape) are
+        warm too, not the network alone."""
         for width, height in self.SHAPES:
             if (current_lane(), (width, height)) not in self._ran:
-                self.alpha(warmup_card(max(width, height))[:height, :width])
+                self.matte(warmup_card(max(width, height))[:height, :width], max_side=max(width, height))
 
     def warm_shapes(self) -> list[str]:
         """The (lane, shape) pairs this process has run, "lane:WxH" (/readyz shows them)."""

@@ -129,6 +129,11 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def minor_faults(pid: int) -> int:
+    """Pages one process has faulted in from memory so far (minflt)."""
+    return int(_stat(pid)[7])
+
+
 def smaps_rollup(pid: int) -> dict[str, int]:
     """/proc/PID/smaps_rollup as KiB per field (Rss, Pss, Shared_Clean, Private_Dirty, ...)."""
     fields: dict[str, int] = {}
