@@ -52,6 +52,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     for module in (health, metrics, background, idphoto, faces):
         app.register_blueprint(module.bp)
     app.register_blueprint(web_page)  # GET /: the browser upload page
-    # the ID photo first: it runs the portrait matte, whose own cut-out request then adds nothing (app/warmup.py)
+    # the ID photo first: it runs the portrait matte, so the matte's own cut-out request adds nothing
+    # (app/warmup.py); the matte's warmup() runs the cut-out's whole matte at the other shapes
     service.warmup_sources.extend([idphoto.warmup_requests, background.warmup_requests, faces.warmup_requests])
     return app

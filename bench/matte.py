@@ -357,18 +357,22 @@ def allocator_main(args: argparse.Namespace) -> None:
         with pilotlight("allocator", WORK / "matte-allocator", **{**DEFAULTS, "WORKERS": "2", "RELEASE_MEMORY": "off", **env}) as server:
             server.wait_started(ready_path="/readyz")
             workers = server.workers()
+
+            def faults() -> int:
+                return sum(minor_faults(pid) for pid in workers)
+
             kinds = {}
             for kind, call in calls.items():
                 rows = []
                 for _ in range(4):
-                    before = sum(minor_faults(pid) for pid in workers)
+                    before = faults()
                     seconds = must(call.send(server.url), kind).seconds
-                    rows.append((seconds, sum(minor_faults(pid) for pid in workers) - before))
+                    rows.append((seconds, faults() - before))
                 kinds[kind] = {"first_faults": rows[0][1], "faults": statistics.median(f for _, f in rows[1:]),
                                "seconds": statistics.median(s for s, _ in rows[1:])}
+            burst = list(calls.values()) * 6  # each kind six times, from six clients at once
             with ThreadPoolExecutor(6) as pool:
-                kinds_list = list(calls.values())
-                list(pool.map(lambda i: must(kinds_list[i % len(kinds_list)].send(server.url), "burst"), range(18)))
+                list(pool.map(lambda call: must(call.send(server.url), "burst"), burst))
             results[label] = {"kinds": kinds, "private_mib": [round(private_kib(smaps_rollup(pid)) / 1024) for pid in workers]}
     out("## glibc's malloc settings: page faults, time and memory (2 workers, RELEASE_MEMORY=off, one run)")
     out()
