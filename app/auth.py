@@ -3,9 +3,12 @@
 Off unless API_KEYS is set; then a missing or wrong key gets `401` in the one JSON error shape
 (with `WWW-Authenticate: Bearer`). Keys are compared in constant time (their SHA-256 digests,
 each one compared whatever the outcome), never logged, and appear in /metrics only as the first 8
-hex digits of their SHA-256 (`pilotlight_api_key_requests_total{key=...}`). `POST /warmup` runs real
-inference, so it needs a key too, and so does /metrics (it shows key labels and counts) unless
-METRICS_NEED_KEY=false. Probes stay open. CORS preflights (OPTIONS) are not checked: browsers
+hex digits of their SHA-256 (`pilotlight_api_key_requests_total{key=...}`). /metrics needs a key
+too (it shows key labels and counts) unless METRICS_NEED_KEY=false.
+
+`POST /warmup` runs real inference, so it always needs a key: one of API_KEYS, or WARMUP_KEY (a key
+of its own, for a keep-alive job that needs no other). With neither set it answers only loopback
+clients (`403` from anywhere else; behind nginx the client is the one nginx names). Probes stay open. CORS preflights (OPTIONS) are not checked: browsers
 send them without credentials. Warm-up requests (marked in the WSGI environ, unreachable over
 HTTP) pass.
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 
 from flask import Flask, Response, g, request
 
@@ -53,28 +57,45 @@ def bearer_token(header: str | None) -> str | None:
     return token.strip()
 
 
-def init_app(app: Flask, settings: Settings) -> None:
-    if not settings.api_keys:
-        return
-    ring = KeyRing(settings.api_keys)
+def loopback(address: str | None) -> bool:
+    """True for a loopback client address (127.0.0.0/8, ::1, or IPv4 loopback mapped into IPv6)."""
+    try:
+        parsed = ipaddress.ip_address(address or "")
+    except ValueError:
+        return False
+    mapped = getattr(parsed, "ipv4_mapped", None)
+    return (mapped or parsed).is_loopback
 
-    def guarded() -> bool:
+
+def init_app(app: Flask, settings: Settings) -> None:
+    ring = KeyRing(settings.api_keys) if settings.api_keys else None
+    warmup_keys = settings.api_keys + ((settings.warmup_key,) if settings.warmup_key else ())
+    warmup_ring = KeyRing(warmup_keys) if warmup_keys else None
+
+    def ring_for() -> KeyRing | None:
+        """The keys this request needs (None: none), or 403 for /warmup from afar with no key set."""
         if request.method == "OPTIONS" or observability.is_warmup():
-            return False
-        if request.path.startswith(API_PREFIX) or request.path == "/warmup":
-            return True
-        return settings.metrics_need_key and request.path == "/metrics"
+            return None
+        if request.path == "/warmup":
+            if warmup_ring is None and not loopback(request.remote_addr):
+                raise ApiError(403, "forbidden", "POST /warmup runs real inference: without API_KEYS or WARMUP_KEY "
+                               "set, it answers only clients on this machine (loopback).")
+            return warmup_ring
+        if request.path.startswith(API_PREFIX) or (settings.metrics_need_key and request.path == "/metrics"):
+            return ring
+        return None
 
     @app.before_request
     def _check_key() -> None:
-        if not guarded():
+        keys = ring_for()
+        if keys is None:
             return
         token = bearer_token(request.headers.get("Authorization"))
         if token is None:
             g.api_key_label = "none"
             raise ApiError(401, "unauthorized", "This server needs an API key: send Authorization: Bearer <key>.",
                            headers=CHALLENGE)
-        label = ring.match(token)
+        label = keys.match(token)
         if label is None:
             g.api_key_label = "invalid"
             raise ApiError(401, "unauthorized", "The API key is not valid.", headers=CHALLENGE)

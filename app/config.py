@@ -132,12 +132,19 @@ class Settings:
     body_timeout: float = 10.0  # seconds between two reads of a request body (nginx client_body_timeout)
     send_timeout: float = 30.0  # seconds between two writes of an answer to a client (nginx send_timeout)
     max_connections_per_ip: int = 16  # requests in progress per client address (nginx limit_conn; 0: no limit)
+    # POSTs in progress per client, head to the answer's last byte (nginx limit_conn); None: 2 where
+    # TEMP_BUDGET_MB caps the server's POSTs, else 4 (`posts_per_client`); 0: no cap
+    max_posts_per_client: int | None = None
     rate_limit: int = 600  # POST requests a minute per client address (nginx limit_req; 0: no limit)
     rate_burst: int = 40  # POST requests a client may send at once beyond the rate (limit_req burst, nodelay)
+    get_rate_limit: int = 1200  # GET, HEAD and OPTIONS requests a minute per client, probes excepted (0: no limit)
+    get_rate_burst: int = 120  # of those, how many a client may send at once beyond the rate
     worker_connections: int = 16384  # connections nginx holds open at once, idle and kept-alive included
     trusted_proxies: tuple[str, ...] = ()  # addresses whose X-Forwarded-For names the client (nginx set_real_ip_from)
     max_matting_px: int | None = None  # unknown pixels alpha matting may solve for; None: what half of TIMEOUT allows
     api_keys: tuple[str, ...] = field(default=(), repr=False)  # empty: /api/v1 is open (app/auth.py)
+    # POST /warmup's own key (beside API_KEYS); with neither, /warmup answers loopback clients only
+    warmup_key: str | None = field(default=None, repr=False)
     # with API_KEYS: GET /metrics needs a key too (it shows key labels and counts); false opens it to a
     # scraper that cannot send one
     metrics_need_key: bool = True
@@ -176,6 +183,22 @@ class Settings:
         """POSTs in progress on this server at once (uploading, queued, inferring or being read),
         so that their temporary files fit TEMP_BUDGET_MB; None without a budget."""
         return int(self.temp_budget_mb // self.request_disk_mb) if self.temp_budget_mb else None
+
+    @property
+    def posts_per_client(self) -> int | None:
+        """POSTs one client may have in progress at once (MAX_POSTS_PER_CLIENT); None: no cap. By
+        default 2 where TEMP_BUDGET_MB caps the server's POSTs, so that it takes at least half as
+        many addresses as the server has places to hold them all, else 4."""
+        if self.max_posts_per_client is not None:
+            return self.max_posts_per_client or None
+        return 2 if self.max_posts_in_progress is not None else 4
+
+    @property
+    def lockout_addresses(self) -> int | None:
+        """The fewest client addresses whose POSTs, each address at its cap, fill every place the
+        server has for POSTs (None: no server-wide cap, or no per-client one)."""
+        posts, each = self.max_posts_in_progress, self.posts_per_client
+        return None if posts is None or each is None else math.ceil(posts / each)
 
     @property
     def bind(self) -> str:
@@ -242,12 +265,16 @@ class Settings:
             body_timeout=reader.number("BODY_TIMEOUT", defaults.body_timeout, low=1, high=3600),
             send_timeout=reader.number("SEND_TIMEOUT", defaults.send_timeout, low=1, high=3600),
             max_connections_per_ip=reader.integer("MAX_CONNECTIONS_PER_IP", defaults.max_connections_per_ip, low=0, high=100_000),
+            max_posts_per_client=reader.optional_integer("MAX_POSTS_PER_CLIENT", low=0, high=100_000),
             rate_limit=reader.integer("RATE_LIMIT", defaults.rate_limit, low=0, high=1_000_000),
             rate_burst=reader.integer("RATE_BURST", defaults.rate_burst, low=0, high=100_000),
+            get_rate_limit=reader.integer("GET_RATE_LIMIT", defaults.get_rate_limit, low=0, high=1_000_000),
+            get_rate_burst=reader.integer("GET_RATE_BURST", defaults.get_rate_burst, low=0, high=100_000),
             worker_connections=reader.integer("WORKER_CONNECTIONS", defaults.worker_connections, low=64, high=1_000_000),
             trusted_proxies=reader.networks("TRUSTED_PROXIES"),
             max_matting_px=reader.optional_integer("MAX_MATTING_PIXELS", low=1000, high=100_000_000),
             api_keys=reader.api_keys("API_KEYS"),
+            warmup_key=reader.secret_key("WARMUP_KEY"),
             metrics_need_key=reader.boolean("METRICS_NEED_KEY", defaults.metrics_need_key),
         )
         settings.validate()
@@ -443,6 +470,13 @@ class _Reader:
             if len(key) < 16 or not _KEY.match(key):
                 raise ConfigError(f"{name}: key {index} must be at least 16 characters of A-Z a-z 0-9 . _ ~ + / = -")
         return keys
+
+    def secret_key(self, name: str) -> str | None:
+        """One key, given as `api_keys` reads them (the value, or a mounted secret's path)."""
+        keys = self.api_keys(name)
+        if len(keys) > 1:
+            raise ConfigError(f"{name} holds one key, not {len(keys)}")
+        return keys[0] if keys else None
 
     def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
         raw = self._raw(name)

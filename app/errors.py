@@ -10,6 +10,7 @@ and any unexpected exception are turned into the same shape. Nothing leaks a sta
 from __future__ import annotations
 
 import logging
+from urllib.parse import urlsplit, urlunsplit
 
 from flask import Flask, Response, jsonify
 from werkzeug.exceptions import HTTPException
@@ -104,6 +105,13 @@ def error_response(status: int, code: str, message: str, *, details: dict[str, o
     return response
 
 
+def relative_location(location: str) -> str:
+    """`location` without its scheme and host, and never protocol-relative (`//host/...`)."""
+    parts = urlsplit(location)
+    path = "/" + (parts.path or "/").lstrip("/")
+    return urlunsplit(("", "", path, parts.query, parts.fragment))
+
+
 def _http_code(exc: HTTPException) -> str:
     name = (exc.name or "error").lower()
     return "".join(ch if ch.isalnum() else "_" for ch in name).strip("_")
@@ -132,6 +140,16 @@ def init_app(app: Flask) -> None:
             limit_mb = app.config["PILOTLIGHT_SETTINGS"].max_upload_mb
             return error_response(413, "payload_too_large", f"The upload is larger than the {limit_mb:g} MB limit.")
         return error_response(status, _http_code(exc), exc.description or exc.name)
+
+    @app.after_request
+    def _relative_redirect(response: Response) -> Response:
+        """A redirect Flask makes itself (a doubled slash, a missing trailing one) names the path
+        alone: built from the client's Host header it pointed nowhere on HTTP/1.0 (no Host) and
+        anywhere a client chose otherwise. A relative Location is right behind any proxy."""
+        location = response.headers.get("Location")
+        if location and 300 <= response.status_code < 400:
+            response.headers["Location"] = relative_location(location)
+        return response
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception) -> Response:

@@ -23,7 +23,7 @@ from flask import Flask, current_app
 
 from . import observability, warmup
 from .config import Settings
-from .errors import NotReady
+from .errors import Busy, NotReady
 from .models import sessions
 from .models.registry import LoadedModel, Registry
 from .models.sessions import Providers, resolve_providers
@@ -105,6 +105,7 @@ class Service:
         self._providers: Providers | None = None
         self._app: Flask | None = None
         self._lazy_lock = threading.Lock()
+        self._warming = threading.Lock()  # POST /warmup: one at a time per worker
         self._lazy_thread: threading.Thread | None = None
         self.wide_threads = 0  # set after the fork by the serving layer (LONE_REQUEST_THREADS); 0: none
 
@@ -216,6 +217,17 @@ class Service:
         self.warmed = True
         observability.worker_warm(seconds)
         return seconds
+
+    def warm_on_demand(self) -> float:
+        """POST /warmup: `warm()` again in this worker, one at a time (a second one meanwhile, and a
+        full queue, get `Busy`: a fast 503). Each step holds the inference slot like a request."""
+        if not self._warming.acquire(blocking=False):
+            raise Busy("busy", "Busy: a warm-up is already running on this worker; retry shortly.",
+                       details={"reason": "warming"})
+        try:
+            return self.warm()
+        finally:
+            self._warming.release()
 
     # -- lazy mode --------------------------------------------------------------------------------
 

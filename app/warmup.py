@@ -20,9 +20,10 @@ import io
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ContextManager, Protocol
 
 from . import observability
+from .errors import Busy
 
 if TYPE_CHECKING:
     from flask.testing import FlaskClient
@@ -102,6 +103,8 @@ def run_pass(client: FlaskClient, service: _Warmable, sources: Sequence[Source],
             data={**request.fields, "image": (io.BytesIO(photo()), "warmup.jpg")},
             environ_base={observability.WARMUP_ENVIRON: "1"},  # left out of the metrics
         )
+        if response.status_code == 503 and _error_code(response) == "busy":  # POST /warmup on a full worker
+            raise Busy("busy", "Busy: this worker's queue is full, so the warm-up did not run; retry shortly.")
         if response.status_code >= 500:
             raise RuntimeError(
                 f"warm-up request {request.path} failed with {response.status_code}: {response.get_data(as_text=True)[:200]}"
@@ -112,7 +115,14 @@ def run_pass(client: FlaskClient, service: _Warmable, sources: Sequence[Source],
                           time.perf_counter() - started))
     for entry in [] if "shapes" in skip else service.registry.loaded():
         if entry.name not in covered or len(getattr(entry.model, "SHAPES", ())) > 1:
-            warm_model(entry, steps)  # a model of several input shapes runs those this lane has not run yet
+            with service.admission.slot(request=False):  # model work, so it holds the slot like a request
+                warm_model(entry, steps)  # a model of several input shapes runs those this lane has not run yet
+
+
+def _error_code(response: object) -> str | None:
+    body = response.get_json(silent=True)  # type: ignore[attr-defined]
+    error = body.get("error") if isinstance(body, dict) else None
+    return error.get("code") if isinstance(error, dict) else None
 
 
 def warm_model(entry: LoadedModel, steps: Steps | None) -> None:
@@ -144,9 +154,14 @@ def run(
     return done
 
 
+class _Slot(Protocol):  # the service's admission: the inference slot that model work holds
+    def slot(self, *, request: bool = True) -> ContextManager[None]: ...
+
+
 class _Warmable(Protocol):  # what `run` and the sources need of the service (app/service.py passes itself)
     settings: Settings
     registry: Registry
+    admission: _Slot
     warmup_sources: list[Source]
 
     def test_client(self) -> FlaskClient: ...

@@ -155,3 +155,20 @@ def test_a_cut_out_larger_than_max_cutout_pixels_is_scaled_down_before_any_work(
     plain = create_app(small_settings, small_registry).test_client().post(
         "/api/v1/remove-background", data={"image": (io.BytesIO(astronaut_jpeg), "a.jpg")})
     assert "X-Scaled-From" not in plain.headers and Image.open(io.BytesIO(plain.data)).size == (512, 512)
+
+
+@pytest.mark.parametrize("host", [None, "evil.example", "127.0.0.1:8000"])
+def test_a_redirect_names_the_path_alone_whatever_the_host(client: FlaskClient, host: str | None) -> None:
+    """Flask's merge-slashes redirect: its Location is the path (and query), never a host the client
+    sent, nor an empty one (HTTP/1.0 without Host used to get `http:///...`)."""
+    headers = {} if host is None else {"Host": host}
+    environ = {"HTTP_HOST": ""} if host is None else {}
+    answer = client.get("/api//v1/specs?x=1", headers=headers, environ_overrides=environ)
+    assert answer.status_code == 308 and answer.headers["Location"] == "/api/v1/specs?x=1"
+
+
+def test_relative_location_is_never_protocol_relative() -> None:
+    from app.errors import relative_location
+
+    assert relative_location("http://h//evil.example/x?q") == "/evil.example/x?q"
+    assert relative_location("http:///api/v1/specs") == "/api/v1/specs" and relative_location("/a") == "/a"

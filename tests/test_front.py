@@ -114,20 +114,29 @@ def test_an_ipv6_client_is_one_bucket_per_64_whatever_the_spelling() -> None:
     assert bucket_of("2001:db8:0:1::1") != bucket_of("2001:db8::1")
     assert bucket_of("203.0.113.9") == bucket_of("::ffff:203.0.113.9") == "203.0.113.9"
     conf = rendered()
-    assert "limit_conn_zone $client zone=per_client:10m;" in conf and "map $remote_addr $client {" in conf
+    assert "limit_conn_zone $counted_client zone=per_client:10m;" in conf and "map $remote_addr $client {" in conf
+    assert 'map "$probe $client" $counted_client { "~^0 (?<who>.+)$" $who; default ""; }' in conf
 
 
 def test_the_rate_limit_and_its_settings() -> None:
-    conf = rendered(RATE_LIMIT="30", RATE_BURST="5")
-    assert "limit_req_zone $rate_client zone=per_client_rate:10m rate=30r/m;" in conf
+    conf = rendered(RATE_LIMIT="30", RATE_BURST="5", GET_RATE_LIMIT="90", GET_RATE_BURST="7")
+    assert "limit_req_zone $post_client zone=per_client_rate:10m rate=30r/m;" in conf
     assert "limit_req zone=per_client_rate burst=5 nodelay;" in conf
-    assert "map $request_method $rate_client { POST $client; default \"\"; }" in conf  # probes and the page: never
+    assert "limit_req_zone $other_client zone=per_client_other_rate:10m rate=90r/m;" in conf
+    assert "limit_req zone=per_client_other_rate burst=7 nodelay;" in conf
+    # POSTs and the other methods count apart; probes under no key at all
+    assert 'map $request_method $post_client { POST $counted_client; default ""; }' in conf
+    assert 'map $request_method $other_client { POST ""; default $counted_client; }' in conf
+    assert re.search(r"map \$uri \$probe \{\s+/healthz 1;\s+/readyz 1;\s+default 0;", conf)
     errors = {error.status: error for error in front.front_errors(Settings.from_env({"RATE_LIMIT": "30"}))}
     limited = errors[front.RATE_LIMITED]
-    assert (limited.answer, limited.code, dict(limited.headers)["Retry-After"]) == (429, "rate_limited", "2")
-    assert "limit_req" not in rendered(RATE_LIMIT="0")
+    assert (limited.answer, limited.code, dict(limited.headers)["Retry-After"]) == (429, "rate_limited", "$rate_retry_after")
+    assert "map $request_method $rate_retry_after { POST 2; default 1; }" in conf
+    assert "the limit is 30 a minute, 5 more at once" in conf and "the limit is 90 GET, HEAD and OPTIONS" in conf
+    assert "limit_req zone=per_client_rate" not in rendered(RATE_LIMIT="0")
+    assert "limit_req zone" not in rendered(RATE_LIMIT="0", GET_RATE_LIMIT="0")
     defaults = Settings.from_env({})
-    assert (defaults.rate_limit, defaults.rate_burst) == (600, 40)
+    assert (defaults.rate_limit, defaults.rate_burst, defaults.get_rate_limit, defaults.get_rate_burst) == (600, 40, 1200, 120)
 
 
 def test_the_disk_budget_caps_posts_in_progress_and_every_answer_is_buffered_whole() -> None:
@@ -138,12 +147,60 @@ def test_the_disk_budget_caps_posts_in_progress_and_every_answer_is_buffered_who
     conf = rendered(MAX_UPLOAD_MB="20", MAX_ANSWER_MB="96", TEMP_BUDGET_MB="3072", QUEUE_DEPTH="4")
     assert "limit_conn posts 26;" in conf and "limit_conn_zone $any_post zone=posts:1m;" in conf
     assert f"proxy_max_temp_file_size {96 * 2**20};" in conf
-    assert "limit_conn posts" not in rendered()  # no budget, no server-wide cap
+    assert "limit_conn posts " not in rendered()  # no budget, no server-wide cap
     settings = Settings.from_env({"TEMP_BUDGET_MB": "3072"})
     assert settings.max_posts_in_progress == 26
-    assert "or on this server (the limit is 26)" in {e.status: e for e in front.front_errors(settings)}[429].message
+    assert "26 POSTs on this server (TEMP_BUDGET_MB)" in front.limit_messages(settings).too_many_post
+    assert "26 POSTs on this server (TEMP_BUDGET_MB)" in rendered(TEMP_BUDGET_MB="3072")
+    # only POSTs write temporary files: every other answer stays in memory
+    assert "proxy_max_temp_file_size 0;" in conf and conf.count("proxy_max_temp_file_size") == 2
     with pytest.raises(ConfigError, match=r"TEMP_BUDGET_MB=1000 holds 8 requests .* fewer than the 10"):
         Settings.from_env({"WORKERS": "2", "QUEUE_DEPTH": "4", "TEMP_BUDGET_MB": "1000"})
+
+
+def test_each_client_holds_a_fair_share_of_the_posts() -> None:
+    """MAX_POSTS_PER_CLIENT caps a client's POSTs in progress (nginx limit_conn, from the head to the
+    answer's last byte); by default 2 where TEMP_BUDGET_MB caps the server, so that holding every
+    place takes at least half as many addresses as there are places, else 4; 0: no cap."""
+    base = Settings.from_env({"TEMP_BUDGET_MB": "3072", "MAX_UPLOAD_MB": "20", "MAX_ANSWER_MB": "96"})
+    assert (base.max_posts_in_progress, base.posts_per_client, base.lockout_addresses) == (26, 2, 13)
+    assert base.lockout_addresses * 2 >= base.max_posts_in_progress
+    assert Settings.from_env({}).posts_per_client == 4 and Settings.from_env({}).lockout_addresses is None
+    assert Settings.from_env({"MAX_POSTS_PER_CLIENT": "0"}).posts_per_client is None
+    conf = rendered(MAX_POSTS_PER_CLIENT="3")
+    assert "limit_conn_zone $post_client zone=posts_per_client:10m;" in conf and "limit_conn posts_per_client 3;" in conf
+    assert "limit_conn posts_per_client" not in rendered(MAX_POSTS_PER_CLIENT="0")
+    message = front.limit_messages(Settings.from_env({"MAX_POSTS_PER_CLIENT": "3", "MAX_CONNECTIONS_PER_IP": "8"}))
+    assert "at most 3 POSTs from one address (MAX_POSTS_PER_CLIENT)" in message.too_many_post
+    assert message.too_many_other == "Too many requests in progress from this address (the limit is 8)."
+
+
+def test_only_four_methods_and_a_body_on_post_only() -> None:
+    conf = rendered()
+    assert '"~^(GET|HEAD|OPTIONS) 00 " "";' in conf and '"~^POST " post;' in conf
+    assert "if ($gate = method) {\n            return 405;" in conf
+    assert f"if ($gate = body) {{" in conf and f"return {front.BODY_NOT_ALLOWED};" in conf
+    errors = {error.status: error for error in front.front_errors(Settings.from_env({}))}
+    assert dict(errors[405].headers)["Allow"] == "GET, HEAD, POST, OPTIONS"
+    assert (errors[front.BODY_NOT_ALLOWED].answer, errors[front.BODY_NOT_ALLOWED].code) == (413, "body_not_allowed")
+
+
+def test_the_pages_files_are_served_from_disk_with_the_pages_headers(tmp_path: Path) -> None:
+    from app.assets import SECURITY_HEADERS, ServedFile, asset_version
+
+    files = [ServedFile("/ui/app.js", tmp_path / "app.js", "text/javascript", False),
+             ServedFile("/ui/ondevice/0123456789abcdef/m.onnx", tmp_path / "m.onnx", "application/octet-stream", True)]
+    settings = Settings.from_env({"WORKERS": "2"})
+    conf = front.render(settings, run_dir=Path("/run/x"), sockets=Path("/run/x/w"), user=None, rlimit_nofile=4096,
+                        served=files)
+    block = conf.split("location = /ui/app.js {", 1)[1].split("\n        }\n", 1)[0]
+    assert f"alias {tmp_path}/app.js;" in block and "default_type text/javascript;" in block
+    assert "add_header Cache-Control $asset_cache always;" in block
+    for name, value in SECURITY_HEADERS:
+        assert f'add_header {name} "{value}" always;' in block
+    assert f'map $arg_v $asset_cache {{ "{asset_version()}" "public, max-age=31536000"; default "no-cache"; }}' in conf
+    immutable = conf.split("location = /ui/ondevice/0123456789abcdef/m.onnx {", 1)[1].split("\n        }\n", 1)[0]
+    assert 'add_header Cache-Control "public, max-age=31536000, immutable" always;' in immutable
 
 
 @pytest.mark.parametrize("run_dir", ["/tmp/a b", "/tmp/x;user root", "/tmp/a\nb", "/tmp/{x}", "/tmp/$x", "/tmp/'x'"])

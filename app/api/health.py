@@ -35,10 +35,11 @@ def readyz() -> Response:
 @bp.post("/warmup")
 def warmup() -> Response:
     """Load (lazy mode) and run the warm-up passes in the answering worker; returns the timings.
-    Its requests queue for the inference slot like any other."""
+    It needs a key (app/auth.py); one runs at a time per worker, and each of its steps queues for the
+    inference slot like a request (a full queue: 503 busy)."""
     service = current_service()
     service.require_ready()  # lazy mode: loads and warms here, once
-    seconds = service.warm()
+    seconds = service.warm_on_demand()
     return jsonify(
         {
             "pid": os.getpid(),

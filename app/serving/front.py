@@ -29,6 +29,7 @@ from pathlib import Path
 
 import jinja2
 
+from ..assets import SECURITY_HEADERS, ServedFile, asset_version
 from ..config import ConfigError, ReleaseMemory, Settings
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -64,18 +65,24 @@ class FrontError:
         return text
 
 
+ALLOWED_METHODS = ("GET", "HEAD", "POST", "OPTIONS")
+
+
 def front_errors(settings: Settings) -> tuple[FrontError, ...]:
+    """nginx's own refusals. A message written `$name` is the nginx variable of that name: the
+    limits that answer 429 say which of them a request met (`limit_messages`)."""
     return (
         FrontError(400, 400, "bad_request", "The request is not valid HTTP/1.1."),
+        FrontError(405, 405, "method_not_allowed", f"This server answers {', '.join(ALLOWED_METHODS)} only.",
+                   (("Allow", ", ".join(ALLOWED_METHODS)),)),
+        FrontError(BODY_NOT_ALLOWED, 413, "body_not_allowed",
+                   "Only a POST may carry a body here: send GET, HEAD and OPTIONS without one."),
         FrontError(408, 408, "request_timeout", "The request did not arrive in time."),
         FrontError(413, 413, "payload_too_large", f"The upload is larger than the {settings.max_upload_mb:g} MB limit."),
         FrontError(414, 414, "uri_too_long", "The request line is too long."),
         FrontError(494, 431, "headers_too_large", "The request headers are too large."),
-        FrontError(429, 429, "too_many_connections", _too_many_message(settings), (("Retry-After", "1"),)),
-        FrontError(RATE_LIMITED, 429, "rate_limited",
-                   f"Too many requests from this address: the limit is {settings.rate_limit} a minute, "
-                   f"{settings.rate_burst} more at once.",
-                   (("Retry-After", str(retry_after(settings.rate_limit))),)),
+        FrontError(429, 429, "too_many_connections", "$too_many_message", (("Retry-After", "1"),)),
+        FrontError(RATE_LIMITED, 429, "rate_limited", "$rate_message", (("Retry-After", "$rate_retry_after"),)),
         FrontError(500, 500, "internal_error", "The server failed to process this request."),
         FrontError(501, 501, "not_implemented", "This transfer encoding is not supported."),
         FrontError(502, 503, "unavailable", "No worker can take this request right now (starting or restarting); retry shortly.",
@@ -85,13 +92,45 @@ def front_errors(settings: Settings) -> tuple[FrontError, ...]:
     )
 
 
-def _too_many_message(settings: Settings) -> str:
-    text = f"Too many requests in progress from this address (the limit is {settings.max_connections_per_ip})"
-    posts = settings.max_posts_in_progress
-    return text + (f", or on this server (the limit is {posts})." if posts is not None else ".")
+@dataclass(frozen=True)
+class LimitMessages:
+    """What a 429 says, by method: a POST and any other request meet different limits."""
+
+    too_many_post: str
+    too_many_other: str
+    rate_post: str
+    rate_other: str
+    retry_post: int
+    retry_other: int
+
+
+def limit_messages(settings: Settings) -> LimitMessages:
+    each = settings.max_connections_per_ip
+    others = f"Too many requests in progress from this address (the limit is {each})." if each else ""
+    posts, server = settings.posts_per_client, settings.max_posts_in_progress
+    parts = []
+    if posts is not None:
+        parts.append(f"at most {posts} POSTs from one address (MAX_POSTS_PER_CLIENT)")
+    if each:
+        parts.append(f"{each} requests of any kind from one address (MAX_CONNECTIONS_PER_IP)")
+    if server is not None:
+        parts.append(f"{server} POSTs on this server (TEMP_BUDGET_MB)")
+    post = "Too many POSTs in progress: " + ", ".join(parts) + ". Retry once an earlier request has been answered."
+    return LimitMessages(
+        too_many_post=post,
+        too_many_other=others or "Too many requests in progress.",
+        rate_post=f"Too many POSTs from this address: the limit is {settings.rate_limit} a minute, "
+                  f"{settings.rate_burst} more at once.",
+        rate_other=f"Too many requests from this address: the limit is {settings.get_rate_limit} GET, HEAD and "
+                   f"OPTIONS requests a minute, {settings.get_rate_burst} more at once (probes are never counted).",
+        retry_post=retry_after(settings.rate_limit),
+        retry_other=retry_after(settings.get_rate_limit),
+    )
 
 
 RATE_LIMITED = 430  # limit_req's own status inside nginx, told from limit_conn's 429; clients get 429
+BODY_NOT_ALLOWED = 433  # a body on a request other than POST, refused before it is read; clients get 413
+PROBES = ("/healthz", "/readyz")  # never limited: they count under no client
 
 
 def retry_after(per_minute: int) -> int:
@@ -143,6 +182,17 @@ def nginx_token(value: object) -> str:
     return text
 
 
+def nginx_string(value: object, *, quotes: bool = False) -> str:
+    """`value` for the inside of a double-quoted nginx string that may also stand inside a JSON
+    string (a message): no double quote, backslash, `$` or newline; `quotes`: single quotes allowed
+    (a header value such as the Content-Security-Policy), else refused too."""
+    text = str(value)
+    forbidden = set('"\\$\n\r') | (set() if quotes else {"'"})
+    if forbidden & set(text):
+        raise ValueError(f"{text!r} cannot stand in a quoted nginx string")
+    return text
+
+
 def worker_socket(folder: Path, slot: int) -> Path:
     """The unix socket the worker in `slot` (0 .. WORKERS-1) listens on once it is warm."""
     return folder / f"worker-{slot}.sock"
@@ -167,11 +217,12 @@ def listen_address(settings: Settings) -> str:
 
 
 def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None, rlimit_nofile: int,
-           temp_dir: Path | None = None) -> str:
+           temp_dir: Path | None = None, served: list[ServedFile] | None = None) -> str:
     """nginx.conf for `settings`. `run_dir`: nginx's pid (and its temporary files unless
     `temp_dir` names their folder: FRONT_TEMP_DIR's); `sockets`: the workers' socket folder; `user`:
     the workers' `user` line when nginx starts as root (else None); `rlimit_nofile`: the open-file
-    limit nginx may raise itself to."""
+    limit nginx may raise itself to; `served`: the page's files nginx serves from disk
+    (app/assets.py: served_files)."""
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         undefined=jinja2.StrictUndefined,
@@ -179,6 +230,7 @@ def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None
         autoescape=False,  # noqa: S701  (not HTML: an nginx configuration)
     )
     environment.filters["token"] = nginx_token
+    environment.filters["nginx_string"] = nginx_string
     template = environment.get_template("nginx.conf.j2")
     workers, keepers = settings.workers, _keepers(settings)
     return template.render(
@@ -202,7 +254,17 @@ def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None
         listen=listen_address(settings),
         max_connections_per_ip=settings.max_connections_per_ip or 65535,  # 0: no limit (the zone still counts)
         client_buckets=client_buckets(),
+        probes=PROBES,
+        allowed_methods=ALLOWED_METHODS,
+        body_not_allowed=BODY_NOT_ALLOWED,
         max_posts=settings.max_posts_in_progress,
+        posts_per_client=settings.posts_per_client,
+        messages=limit_messages(settings),
+        get_rate_limit=settings.get_rate_limit,
+        get_rate_burst=settings.get_rate_burst,
+        served=served or [],
+        asset_version=asset_version(),
+        security_headers=SECURITY_HEADERS,
         max_answer_bytes=settings.max_answer_bytes,
         rate_limit=settings.rate_limit,
         rate_burst=settings.rate_burst,

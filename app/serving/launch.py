@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import dataclasses
 import ipaddress
 import logging
 import os
@@ -34,6 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..assets import ServedFile, served_files
 from ..config import ConfigError, Settings
 from . import front
 
@@ -103,8 +105,12 @@ def _pair(settings: Settings, nginx: str) -> int:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = 2 * settings.worker_connections + 64
     nofile = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    served = served_files(settings.model_home)
+    if user is not None:  # files under root's home are out of an unprivileged worker's reach
+        served = _stage(served, run_dir / "static")
     conf = run_dir / "nginx.conf"
-    conf.write_text(front.render(settings, run_dir=run_dir, sockets=sockets, user=user, rlimit_nofile=nofile, temp_dir=temp_dir))
+    conf.write_text(front.render(settings, run_dir=run_dir, sockets=sockets, user=user, rlimit_nofile=nofile,
+                                 temp_dir=temp_dir, served=served))
 
     signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
     try:
@@ -124,6 +130,24 @@ def _pair(settings: Settings, nginx: str) -> int:
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _stage(files: list[ServedFile], folder: Path) -> list[ServedFile]:
+    """The page's files where nginx's unprivileged workers can read them: hard links in `folder` (a
+    copy where a link cannot be made, or the file is not readable by all)."""
+    folder.mkdir(mode=0o711)
+    staged = []
+    for index, item in enumerate(files):
+        target = folder / f"{index}-{item.path.name}"
+        try:
+            if not item.path.stat().st_mode & 0o004:
+                raise PermissionError(item.path)
+            os.link(item.path, target)
+        except OSError:
+            shutil.copyfile(item.path, target)
+            target.chmod(0o644)
+        staged.append(dataclasses.replace(item, path=target))
+    return staged
 
 
 def _wait_first_worker(gunicorn: subprocess.Popen[bytes], sockets: Path) -> int | None:

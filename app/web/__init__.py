@@ -4,54 +4,25 @@ or a cut-out by calling the JSON API with `Accept: application/json`.
 
 Nothing here runs at import beyond the blueprint definition: the template is compiled by the first
 request a worker answers (a few milliseconds) and the asset version is computed once, lazily.
-Every response of this blueprint (the page and its static files) carries a strict
-Content-Security-Policy: scripts, styles and connections only from this origin, images also from
-blob: and data: URLs (the results are shown from object URLs), no framing; WebAssembly may be
-compiled ('wasm-unsafe-eval', nothing else of eval). The page is cross-origin isolated
-(COOP same-origin, COEP require-corp): it loads nothing from elsewhere anyway, and isolation is
-what lets the on-device cut-out run WebAssembly threads (SharedArrayBuffer).
-
-The on-device cut-out (static/ondevice.js) needs three files that are not in this package: the
-WebAssembly runtime (`app.models.manifest.WEB_RUNTIME`, from onnxruntime-web's npm package) and
-u2netp's model, both fetched into MODEL_HOME by `python -m app.models fetch u2netp web-runtime`.
-They are served under `/ui/ondevice/<sha256 prefix>/<file>`, cached for a year as immutable (a new
-file is a new URL), and the page checks each one's sha256 again before using it. When one is
-missing the page works as before and says the on-device cut-out is unavailable.
+Every response of this blueprint (the page and its static files) carries the security headers of
+app/assets.py, which also lists the files the page loads: nginx serves those straight from disk
+when it is in front (app/serving/front.py), this blueprint when the service runs alone. When one
+of the on-device cut-out's files is missing, the page works as before and says the on-device
+cut-out is unavailable.
 """
 
 from __future__ import annotations
 
-import base64
-import functools
-import hashlib
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from flask import Blueprint, Response, abort, current_app, render_template, request, send_file, url_for
 
-from ..models.manifest import WEB_RUNTIME, get_spec
+from ..assets import IMMUTABLE, ONE_YEAR, SECURITY_HEADERS, asset_version, ondevice_files
+from ..models.manifest import WEB_RUNTIME
 
 from ..imaging.sheet import PAPERS
 from ..specs import BACKGROUND_COLOURS, SPECS, PhotoSpec
-
-STATIC = Path(__file__).resolve().parent / "static"
-ASSETS = ("app.css", "app.js", "ondevice.js")
-ONE_YEAR = 365 * 24 * 3600
-
-CONTENT_SECURITY_POLICY = "; ".join(
-    (
-        "default-src 'none'",
-        "script-src 'self' 'wasm-unsafe-eval'",
-        "style-src 'self'",
-        "img-src 'self' blob: data:",
-        "connect-src 'self' blob:",
-        "form-action 'self'",
-        "base-uri 'none'",
-        "object-src 'none'",
-        "frame-ancestors 'none'",
-    )
-)
 
 # Group headings of the spec list: ISO 3166 codes of the specs, plus ICAO's "INT" and "EU".
 COUNTRY_NAMES = {
@@ -93,77 +64,16 @@ class _WebBlueprint(Blueprint):
 bp = _WebBlueprint("web", __name__, static_folder="static", static_url_path="/ui", template_folder="templates")
 
 
-ONDEVICE_MODEL = "u2netp"
-ONDEVICE_TYPES = {".mjs": "text/javascript", ".wasm": "application/wasm", ".onnx": "application/octet-stream"}
-
-
-@dataclass(frozen=True)
-class OnDeviceFile:
-    """A file the on-device cut-out downloads: where it is, and the sha256 and size it must have."""
-
-    path: Path
-    sha256: str
-    size: int
-
-    @property
-    def url_digest(self) -> str:
-        return self.sha256[:16]
-
-    def describe(self) -> dict[str, object]:
-        """What the page needs: the versioned URL, the sha256 (hex, for WebCrypto) and the SRI form."""
-        return {
-            "url": url_for("web.ondevice_file", digest=self.url_digest, name=self.path.name),
-            "sha256": self.sha256,
-            "integrity": "sha256-" + base64.b64encode(bytes.fromhex(self.sha256)).decode(),
-            "size": self.size,
-        }
-
-
-def ondevice_files(model_home: Path) -> dict[str, OnDeviceFile] | None:
-    """{"runtime", "wasm", "model"}: the on-device cut-out's files, or None when one is missing or
-    has the wrong size (checked with a stat per page view, so files fetched later are picked up)."""
-    folder = model_home / WEB_RUNTIME.folder
-    by_suffix = {
-        Path(member).suffix: OnDeviceFile(folder / Path(member).name, checksum.sha256, checksum.size)
-        for member, checksum in WEB_RUNTIME.files.items()
-    }
-    model = get_spec(ONDEVICE_MODEL)
-    if model.pinned is None:  # the page checks the model's sha256: only a pinned one will do
-        return None
-    files = {
-        "runtime": by_suffix[".mjs"],
-        "wasm": by_suffix[".wasm"],
-        "model": OnDeviceFile(model_home / model.filename, model.pinned.sha256, model.pinned.size),
-    }
-    for item in files.values():
-        try:
-            if item.path.stat().st_size != item.size:
-                return None
-        except OSError:
-            return None
-    return files
-
-
 @bp.get("/ui/ondevice/<digest>/<name>")
 def ondevice_file(digest: str, name: str) -> Response:
     """One of the on-device cut-out's files, at a URL that names its sha256: cached as immutable."""
     files = ondevice_files(current_app.config["PILOTLIGHT_SETTINGS"].model_home) or {}
     for item in files.values():
-        if item.path.name == name and item.url_digest == digest:
-            response = send_file(
-                item.path, mimetype=ONDEVICE_TYPES[item.path.suffix], max_age=ONE_YEAR, conditional=True, etag=item.sha256
-            )
-            response.headers["Cache-Control"] = f"public, max-age={ONE_YEAR}, immutable"
+        if item.url == request.path:
+            response = send_file(item.path, mimetype=item.content_type, max_age=ONE_YEAR, conditional=True, etag=item.sha256)
+            response.headers["Cache-Control"] = IMMUTABLE
             return response
     abort(404)
-
-
-@functools.cache
-def asset_version() -> str:
-    digest = hashlib.sha256()
-    for name in ASSETS:
-        digest.update((STATIC / name).read_bytes())
-    return digest.hexdigest()[:12]
 
 
 def _hex(rgb: tuple[int, int, int]) -> str:
@@ -259,11 +169,6 @@ def _ondevice_data(model_home: Path, working_max_side: int) -> dict[str, object]
 
 @bp.after_request
 def _security_headers(response: Response) -> Response:
-    response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
-    response.headers["Cross-Origin-Opener-Policy"] = "same-origin"
-    response.headers["Cross-Origin-Embedder-Policy"] = "require-corp"
-    response.headers["Cross-Origin-Resource-Policy"] = "same-origin"
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "no-referrer"
-    response.headers["X-Frame-Options"] = "DENY"
+    for name, value in SECURITY_HEADERS:
+        response.headers[name] = value
     return response

@@ -1,0 +1,129 @@
+"""POST /warmup through the Flask app on the small real registry: it always needs a key (API_KEYS or
+WARMUP_KEY), or comes from loopback; one runs at a time per worker; every step of it holds the
+inference slot; a full queue answers 503 busy, never 500."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from flask import Flask
+
+from app import create_app
+from app.config import Settings
+from app.errors import Busy
+from app.models.registry import Registry
+from app.service import Service
+
+KEY = "warm-key-abcdefghijklmnop"
+API_KEY = "api-key-abcdefghijklmnopq"
+AFAR = {"REMOTE_ADDR": "203.0.113.7"}
+
+
+class RecordingSlot:
+    """An admission that records every slot taken; `hold` makes the next request-slot wait for
+    `release`; `full` refuses every slot as a full queue would."""
+
+    def __init__(self, *, full: bool = False) -> None:
+        self.full = full
+        self.taken: list[bool] = []  # `request` of each slot taken
+        self.hold = threading.Event()
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    @contextmanager
+    def slot(self, *, request: bool = True) -> Iterator[None]:
+        if self.full:
+            raise Busy("busy", "Busy: the server is at capacity; retry shortly.", details={"reason": "queue_full"})
+        self.taken.append(request)
+        if request and self.hold.is_set():
+            self.hold.clear()
+            self.entered.set()
+            assert self.release.wait(30), "the test never released the slot"
+        yield
+
+    def describe(self) -> dict[str, object]:
+        return {}
+
+    def lanes_opened(self, threads: int) -> None:
+        pass
+
+
+def make(small_settings: Settings, small_registry: Registry, admission: RecordingSlot | None = None, **changes: object) -> Flask:
+    app = create_app(dataclasses.replace(small_settings, **changes), small_registry)
+    if admission is not None:
+        Service.of(app).admission = admission
+    return app
+
+
+def test_without_any_key_only_loopback_may_warm(small_settings: Settings, small_registry: Registry) -> None:
+    client = make(small_settings, small_registry).test_client()
+    refused = client.post("/warmup", environ_base=AFAR)
+    assert refused.status_code == 403 and refused.get_json()["error"]["code"] == "forbidden"
+    assert "loopback" in refused.get_json()["error"]["message"]
+    assert client.post("/warmup", environ_base={"REMOTE_ADDR": "::1"}).status_code == 200
+    assert client.post("/warmup", environ_base={"REMOTE_ADDR": "127.0.0.9"}).status_code == 200
+
+
+def test_a_warmup_key_or_an_api_key_is_needed_from_anywhere(small_settings: Settings, small_registry: Registry) -> None:
+    client = make(small_settings, small_registry, warmup_key=KEY, api_keys=(API_KEY,)).test_client()
+    for environ in (AFAR, {"REMOTE_ADDR": "127.0.0.1"}):  # a key set: loopback needs it too
+        assert client.post("/warmup", environ_base=environ).status_code == 401
+        assert client.post("/warmup", environ_base=environ, headers={"Authorization": "Bearer wrong-key-0123456789"}).status_code == 401
+    assert client.post("/warmup", environ_base=AFAR, headers={"Authorization": f"Bearer {KEY}"}).status_code == 200
+    assert client.post("/warmup", environ_base=AFAR, headers={"Authorization": f"Bearer {API_KEY}"}).status_code == 200
+    # the warm-up key opens /warmup only
+    assert client.get("/api/v1/specs", headers={"Authorization": f"Bearer {KEY}"}).status_code == 401
+    assert Settings.from_env({"WARMUP_KEY": KEY}).warmup_key == KEY and KEY not in repr(Settings.from_env({"WARMUP_KEY": KEY}))
+
+
+@pytest.mark.parametrize("skip", [(), ("requests",)])
+def test_every_warmup_step_holds_the_inference_slot(small_settings: Settings, small_registry: Registry,
+                                                    skip: tuple[str, ...]) -> None:
+    """Its requests take the slot as requests do; each model's own warm-up (the whole pass of it
+    when the requests are left out) takes it as model work."""
+    admission = RecordingSlot()
+    app = make(small_settings, small_registry, admission, warmup_skip=skip)
+    assert app.test_client().post("/warmup").status_code == 200
+    steps = [step["step"] for step in Service.of(app).warmup_steps]
+    requests = [step for step in steps if step.startswith("POST ")]
+    models = [step for step in steps if step.endswith(".warmup()")]
+    assert (requests if not skip else models), steps
+    assert admission.taken.count(True) == len(requests) and admission.taken.count(False) == len(models)
+
+
+def test_one_warmup_at_a_time_per_worker(small_settings: Settings, small_registry: Registry) -> None:
+    admission = RecordingSlot()
+    app = make(small_settings, small_registry, admission)
+    admission.hold.set()
+    answers: list[int] = []
+    first = threading.Thread(target=lambda: answers.append(app.test_client().post("/warmup").status_code))
+    first.start()
+    try:
+        assert admission.entered.wait(60), "the first warm-up never reached its slot"
+        second = app.test_client().post("/warmup")
+        assert second.status_code == 503 and second.get_json()["error"]["code"] == "busy"
+        assert "already running" in second.get_json()["error"]["message"] and second.headers["Retry-After"]
+    finally:
+        admission.release.set()
+        first.join(120)
+    assert answers == [200]
+    assert app.test_client().post("/warmup").status_code == 200  # and again once the first is done
+
+
+def test_a_full_queue_answers_503_busy_not_500(small_settings: Settings, small_registry: Registry) -> None:
+    app = make(small_settings, small_registry, RecordingSlot(full=True))
+    answer = app.test_client().post("/warmup")
+    assert answer.status_code == 503 and answer.get_json()["error"]["code"] == "busy", answer.get_json()
+    assert answer.headers["Retry-After"]
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "::1", "::ffff:127.0.0.1"])
+def test_loopback_addresses(address: str) -> None:
+    from app.auth import loopback
+
+    assert loopback(address)
+    assert not loopback("10.0.0.1") and not loopback("::ffff:10.0.0.1") and not loopback(None) and not loopback("junk")
