@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Offline checks of the deployment files: hadolint on the Dockerfiles, the Kubernetes manifests
 # against a current Kubernetes schema (strict: unknown fields fail, and so does any warning such
-# as an unknown apiVersion), the kustomization listing every manifest, and both overlays rendered
+# as an unknown apiVersion), the kustomization listing every manifest, and every overlay rendered
 # by kustomize (kubectl's) and checked the same way, KEDA's ScaledObject against KEDA's schema.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,9 +43,10 @@ trap 'rm -rf "$rendered"' EXIT
   { echo "kubectl apply -k deploy/k8s no longer renders exactly the base"; exit 1; }
 "$TOOLS/bin/kubectl" kustomize deploy/k8s/overlays/scheduled > "$rendered/scheduled.yaml"
 "$TOOLS/bin/kubectl" kustomize deploy/k8s/overlays/keda > "$rendered/keda.yaml"
+"$TOOLS/bin/kubectl" kustomize deploy/k8s/overlays/ingress-nginx > "$rendered/ingress-nginx.yaml"
 # The KEDA overlay: its ScaledObject against KEDA's schema, everything else to kubernetes-validate.
 "$TOOLS/bin/python" .ci/check-keda.py "$rendered/keda.yaml" "$rendered/keda-plain.yaml"
-for overlay in scheduled keda-plain; do
+for overlay in scheduled keda-plain ingress-nginx; do
   out=$("$TOOLS/bin/kubernetes-validate" --strict -k "$KUBERNETES_VERSION" "$rendered/$overlay.yaml" 2>&1) ||
     { echo "$out"; exit 1; }
   if echo "$out" | grep -Eq '^(WARN|ERROR)'; then echo "$out"; echo "kubernetes-validate reported a warning"; exit 1; fi

@@ -33,7 +33,8 @@ REST_S = 2.0 + 2.0  # RELEASE_MEMORY_IDLE_S's default, plus the watchdog's perio
 
 def pilotlight(name: str, log_dir: Path, **env: str) -> Server:
     settings = {"PILOTLIGHT_NO_SETUP": "1", "WORKERS": "2", "MODELS": f"{MODEL},centerface", "SEGMENTATION_MODEL": MODEL,
-                "ORT_PROVIDERS": "cpu", "LOG_LEVEL": "info", "RATE_LIMIT": "0", **env}  # one loopback client: suite.py says why
+                "ORT_PROVIDERS": "cpu", "LOG_LEVEL": "info", "RATE_LIMIT": "0", "GET_RATE_LIMIT": "0",
+                "MAX_POSTS_PER_CLIENT": "0", **env}  # one loopback client: suite.py says why
     return Server(settings, log_dir / f"{name}.log", [str(ROOT / "start.sh")], name)
 
 

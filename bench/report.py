@@ -221,8 +221,10 @@ def render_markdown(results: dict, gpu: dict | None, chart_name: str, browser: d
     # bench.matte's sections, as it printed them (quality, servers, warmup, allocator)
     matte = [(folder / f"matte-{name}.md").read_text() for name in ("quality", "servers", "warmup", "allocator")
              if folder is not None and (folder / f"matte-{name}.md").is_file()]
+    # the front's sections, as their benches printed them (bench.lockout)
+    front = [path.read_text() for path in sorted(folder.glob("front-*.md"))] if folder is not None else []
     return tidy(ENV.get_template("benchmarks.md.j2").render(f=Figures(results), results=results, gpu=gpu, browser=browser,
-                                                             chart=chart_name, matte=matte, **extra))
+                                                             chart=chart_name, matte=matte, front=front, **extra))
 
 
 def render_gpu(gpu: dict | None) -> str:

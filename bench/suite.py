@@ -94,8 +94,10 @@ def pilotlight(name: str, *, workers: int, log_dir: Path, preload: bool = True, 
         "LOG_LEVEL": "info",
         "ORT_PROVIDERS": os.environ.get("BENCH_ORT_PROVIDERS", "cpu"),
         # every bench client is one loopback address, and the respawn poll asks 20 times a second:
-        # the per-client rate limit is a policy towards clients, not what these figures measure
+        # the per-client limits are a policy towards clients, not what these figures measure
         "RATE_LIMIT": "0",
+        "GET_RATE_LIMIT": "0",
+        "MAX_POSTS_PER_CLIENT": "0",
         **(extra_env or {}),
     }
     return Server(env, log_dir / f"{name}.log", [str(ROOT / "start.sh")], name)

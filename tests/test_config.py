@@ -157,3 +157,53 @@ def test_nginx_temporary_files_have_a_volume_larger_than_their_budget() -> None:
     assert limit.endswith("Mi") and int(limit[:-2]) > settings.temp_budget_mb
     assert settings.max_posts_in_progress is not None and settings.max_posts_in_progress >= settings.workers * (1 + settings.queue_depth)
     assert mount["name"] != "tmp", "nginx's files have a volume of their own, apart from the models in /tmp"
+
+
+def test_the_base_trusts_no_forwarded_address_until_told_the_ingress_controllers() -> None:
+    """TRUSTED_PROXIES in the base is a documentation address, a placeholder the launcher warns
+    about, so no pod (nor anything else) can name a client until the operator sets the ingress
+    controller's pod range."""
+    from app.serving import front
+    from tests.support import kube
+
+    settings = Settings.from_env(kube.configmap_env(kube.base()))
+    assert settings.trusted_proxies and front.placeholder_proxies(settings) == list(settings.trusted_proxies)
+    assert front.placeholder_proxies(Settings.from_env({"TRUSTED_PROXIES": "10.0.0.0/8,2001:db8::1"})) == ["2001:db8::1/128"]
+
+
+def test_on_the_base_a_lockout_takes_at_least_half_as_many_addresses_as_post_places() -> None:
+    from tests.support import kube
+
+    settings = Settings.from_env(kube.configmap_env(kube.base()))
+    assert settings.max_posts_in_progress and settings.lockout_addresses
+    assert 2 * settings.lockout_addresses >= settings.max_posts_in_progress
+
+
+def test_the_keepalive_job_and_the_pods_share_the_warmup_key() -> None:
+    """POST /warmup always needs a key: the keep-alive job sends the Secret's key, which the pods
+    read as WARMUP_KEY."""
+    from tests.support import kube
+
+    objects = kube.base()
+    [container] = [c for c in kube.only(objects, "Deployment")["spec"]["template"]["spec"]["containers"] if c["name"] == "pilotlight"]
+    [job] = kube.only(objects, "CronJob", "pilotlight-keepalive")["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    [pod_key] = [e["valueFrom"]["secretKeyRef"] for e in container["env"] if e["name"] == "WARMUP_KEY"]
+    [job_key] = [e["valueFrom"]["secretKeyRef"] for e in job["env"] if e["name"] == "KEEPALIVE_KEY"]
+    assert pod_key == job_key and pod_key["name"] == "pilotlight-keepalive"
+    assert "Bearer" in " ".join(job["command"])
+
+
+def test_the_ingress_example_matches_the_front() -> None:
+    """overlays/ingress-nginx: body size MAX_UPLOAD_MB, buffering both ways, the front's timeouts."""
+    from app.serving import front
+    from tests.support import kube
+
+    objects = kube.render(kube.BASE.parent / "overlays" / "ingress-nginx")
+    settings = Settings.from_env(kube.configmap_env(objects))
+    notes = kube.only(objects, "Ingress")["metadata"]["annotations"]
+    prefix = "nginx.ingress.kubernetes.io/"
+    assert notes[prefix + "proxy-body-size"] == f"{settings.max_upload_mb:g}m"
+    assert notes[prefix + "proxy-request-buffering"] == notes[prefix + "proxy-buffering"] == "on"
+    conf = front.render(settings, run_dir=Path("/run/x"), sockets=Path("/run/x/w"), user=None, rlimit_nofile=4096)
+    assert f"proxy_read_timeout {notes[prefix + 'proxy-read-timeout']}s;" in conf
+    assert int(notes[prefix + "proxy-send-timeout"]) == settings.send_timeout

@@ -265,7 +265,7 @@ def test_slow_readers_temporary_files_stay_within_the_budget(running_server: Run
             readers += open_readers(server.port, request, 1, source="127.0.0.3")
             assert len(readers) == 3
             full = refused_from("127.0.0.4")
-            assert full.startswith(b"HTTP/1.1 429 ") and b"on this server (the limit is 3)" in full, full[:300]
+            assert full.startswith(b"HTTP/1.1 429 ") and b"3 POSTs on this server (TEMP_BUDGET_MB)" in full, full[:300]
             assert server.get("/readyz", timeout=20).status_code == 200  # probes are not POSTs: never counted
             assert temp_file_bytes(server, temp_dir) <= 45 * 2**20
         finally:

@@ -20,6 +20,7 @@ nginx's own refusals carry the service's one JSON error shape (`FRONT_ERRORS`).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 import os
@@ -128,6 +129,18 @@ def limit_messages(settings: Settings) -> LimitMessages:
     )
 
 
+HEADER_BUFFER_KIB = 1  # every request head starts in this
+LARGE_HEADER_BUFFERS = (4, 8)  # then up to 4 buffers of 8 KiB: a request line or header field of at most 8 KiB
+
+
+def header_buffer_bytes(settings: Settings) -> int:
+    """The most memory nginx's header buffers take: every one of WORKER_CONNECTIONS sending a head
+    as large as nginx allows (a connection whose head has not begun holds none; HEADER_TIMEOUT ends
+    each slow one)."""
+    count, kib = LARGE_HEADER_BUFFERS
+    return settings.worker_connections * (HEADER_BUFFER_KIB + count * kib) * 1024
+
+
 RATE_LIMITED = 430  # limit_req's own status inside nginx, told from limit_conn's 429; clients get 429
 BODY_NOT_ALLOWED = 433  # a body on a request other than POST, refused before it is read; clients get 413
 PROBES = ("/healthz", "/readyz")  # never limited: they count under no client
@@ -170,6 +183,21 @@ def client_buckets() -> list[tuple[str, str]]:
 
 
 _TOKEN = re.compile(r"[A-Za-z0-9._/:@%+=,\[\]-]+")
+
+
+DOCUMENTATION_RANGES = tuple(ipaddress.ip_network(net) for net in
+                             ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32"))
+
+
+def placeholder_proxies(settings: Settings) -> list[str]:
+    """TRUSTED_PROXIES entries inside a documentation range (RFC 5737, 3849): the Kubernetes base's
+    placeholder for the ingress controller's pods, left as it came."""
+    found = []
+    for entry in settings.trusted_proxies:
+        network = ipaddress.ip_network(entry, strict=False)
+        if any(network.version == doc.version and network.subnet_of(doc) for doc in DOCUMENTATION_RANGES):  # type: ignore[arg-type]
+            found.append(entry)
+    return found
 
 
 def nginx_token(value: object) -> str:
@@ -241,6 +269,11 @@ def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None
         error_level=NGINX_LEVELS[settings.log_level],
         graceful_timeout=settings.graceful_timeout,
         worker_connections=settings.worker_connections,
+        header_buffer_kib=HEADER_BUFFER_KIB,
+        large_header_buffers=LARGE_HEADER_BUFFERS[0],
+        large_header_kib=LARGE_HEADER_BUFFERS[1],
+        header_kib=HEADER_BUFFER_KIB + LARGE_HEADER_BUFFERS[0] * LARGE_HEADER_BUFFERS[1],
+        header_mib=round(header_buffer_bytes(settings) / 2**20),
         header_timeout=_seconds(settings.header_timeout),
         body_timeout=_seconds(settings.body_timeout),
         send_timeout=_seconds(settings.send_timeout),

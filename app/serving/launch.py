@@ -123,9 +123,14 @@ def _pair(settings: Settings, nginx: str) -> int:
         proxy = _spawn([nginx, "-e", "stderr", "-p", str(run_dir), "-c", str(conf)], env=dict(os.environ),
                        parent_gone=signal.SIGQUIT)
         log.info(
-            "nginx (pid %d) on http://%s in front of gunicorn (pid %d), %d worker socket(s) in %s",
+            "nginx (pid %d) on http://%s in front of gunicorn (pid %d), %d worker socket(s) in %s; "
+            "%d connections, their request heads at most %d MiB",
             proxy.pid, front.listen_address(settings), gunicorn.pid, settings.workers, sockets,
+            settings.worker_connections, front.header_buffer_bytes(settings) // 2**20,
         )
+        for placeholder in front.placeholder_proxies(settings):
+            log.warning("TRUSTED_PROXIES holds %s, a documentation range: put the ingress controller's pod range "
+                        "there, or every client behind it counts as one (docs/deploy.md, behind an ingress)", placeholder)
         return _supervise(gunicorn=gunicorn, proxy=proxy, grace=float(settings.graceful_timeout))
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)

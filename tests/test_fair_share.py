@@ -1,0 +1,251 @@
+"""No client can shut the others out, against the real front (nginx in front of gunicorn) on the
+Kubernetes base's own ConfigMap (small models): each client holds at most its share of the
+server's places for POSTs, so keeping another client from being served takes `lockout_addresses`
+of them (at least half as many as there are places), however slowly each uploads or reads.
+Clients are loopback addresses bound as distinct sources; every loop and wait is bounded; nothing
+asserts a duration."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from app.assets import STATIC, asset_version
+from app.config import Settings
+from tests.conftest import RunningServer, reachable_folder
+from tests.support import kube
+from tests.support.harness import Server
+from tests.support.hostile import big_photo, closed_by_server, hostile_socket, spooled_bytes
+from tests.support.lockout import VICTIM, Holders, address, served
+
+pytestmark = pytest.mark.server
+
+SMALL = {"MODELS": "u2netp,centerface", "SEGMENTATION_MODEL": "u2netp", "PORTRAIT_MODEL": "auto"}
+
+
+@pytest.fixture(scope="module")
+def base_env() -> dict[str, str]:
+    return {**kube.configmap_env(kube.base()), **SMALL}
+
+
+@pytest.fixture(scope="module")
+def pod(running_server: RunningServer, base_env: dict[str, str]) -> Iterator[Server]:
+    with reachable_folder() as folder, running_server(**{**base_env, "FRONT_TEMP_DIR": str(folder)}) as server:
+        yield server
+
+
+def test_a_lockout_takes_as_many_addresses_as_the_share_says(pod: Server, base_env: dict[str, str],
+                                                              astronaut_jpeg: bytes) -> None:
+    """One address short of `lockout_addresses`, each at its cap (slow uploads, and two addresses'
+    answers never read), another client is served; a third POST from a holder is refused 429 naming
+    MAX_POSTS_PER_CLIENT; with one more address every place is held and the next POST is refused
+    429 naming the server's cap; probes answer throughout; once the holders leave, a POST is served."""
+    settings = Settings.from_env(base_env)
+    places, each, needed = settings.max_posts_in_progress, settings.posts_per_client, settings.lockout_addresses
+    assert places and each and needed and 2 * needed >= places
+    holders = Holders(pod.port)
+    photo = big_photo(1600)
+    try:
+        for index in range(needed - 1):
+            if index < 2:  # two addresses ask for large cut-outs and never read them
+                assert holders.read_never(address(index), each, photo) == each
+            else:
+                assert holders.upload(address(index), each) == each
+        assert holders.upload(address(0), 1) == 0  # the holder's share is full
+        assert b'"too_many_connections"' in holders.refused[-1] and b"MAX_POSTS_PER_CLIENT" in holders.refused[-1]
+        assert served(pod.port, astronaut_jpeg)[0] == 200, "one address short of a lockout, others are served"
+        assert pod.get("/readyz", timeout=20).status_code == 200
+        held = each * (needed - 1)
+        last = address(needed - 1)
+        assert holders.upload(last, places - held) == places - held  # the last places
+        status, answer = served(pod.port, astronaut_jpeg)
+        assert status == 429 and b"POSTs on this server (TEMP_BUDGET_MB)" in answer, answer[:400]
+        assert pod.get("/readyz", timeout=20).status_code == 200 and pod.get("/healthz", timeout=20).status_code == 200
+        assert holders.alive_uploads() == len(holders.uploads) > 0  # held by trickling, not yet ended
+    finally:
+        holders.close()
+    deadline, status = time.monotonic() + 30, 0
+    while status != 200 and time.monotonic() < deadline:
+        status = served(pod.port, astronaut_jpeg)[0]
+        time.sleep(0.2 if status != 200 else 0)
+    assert status == 200
+
+
+def temp_bytes(server: Server, folder: Path) -> int:
+    """Bytes of nginx's temporary files under `folder`, through its processes' open files (nginx
+    unlinks each as it opens it)."""
+    total = 0
+    for pid in server.front():
+        try:
+            descriptors = list(Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:
+            continue
+        for descriptor in descriptors:
+            try:
+                if os.readlink(descriptor).startswith(f"{folder}/"):
+                    total += descriptor.stat().st_size
+            except OSError:
+                continue
+    return total
+
+
+def raw(port: int, request: bytes, *, source: str = VICTIM, read: bool = True, timeout: float = 20.0) -> tuple[socket.socket, bytes]:
+    sock = hostile_socket(port, source=source, timeout=timeout)
+    sock.sendall(request)
+    if not read:
+        return sock, b""
+    data = b""
+    deadline = time.monotonic() + timeout
+    while b"\r\n\r\n" not in data and time.monotonic() < deadline:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return sock, data
+
+
+def test_every_path_to_disk_stays_within_the_budget(running_server: RunningServer, astronaut_jpeg: bytes) -> None:
+    """MAX_UPLOAD_MB=3 + MAX_ANSWER_MB=12 a POST, TEMP_BUDGET_MB=45: 3 POSTs at once. Each way a
+    request could make nginx write to disk is tried at once, from many addresses: bodies on GET,
+    OPTIONS and PUT (refused unread), the largest static file and a proxied GET read slowly (no
+    temporary file at all), slow uploads and unread answers (the POSTs' places). nginx's temporary
+    files never pass the budget, and nothing but POSTs ever writes one."""
+    env = {"WORKERS": "1", "QUEUE_DEPTH": "1", "MAX_UPLOAD_MB": "3", "MAX_ANSWER_MB": "12", "TEMP_BUDGET_MB": "45",
+           "MAX_CONNECTIONS_PER_IP": "4"}
+    with reachable_folder() as folder, running_server(**env, FRONT_TEMP_DIR=str(folder)) as server:
+        [temp_dir] = list(folder.glob("pilotlight-*"))
+        peak, held = 0, []
+
+        def sample() -> int:
+            nonlocal peak
+            used = temp_bytes(server, temp_dir) + spooled_bytes(server)
+            peak = max(peak, used)
+            return used
+
+        try:
+            # bodies on anything but POST: refused at once, before a byte of them is read
+            for index, method in enumerate(("GET", "OPTIONS", "HEAD", "DELETE", "PUT", "PATCH")):
+                sock, head = raw(server.port, f"{method} /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 3000000\r\n\r\n".encode()
+                                 + b"a" * 65536, source=address(20 + index))
+                held.append(sock)
+                expected = b"HTTP/1.1 413 " if method in ("GET", "OPTIONS", "HEAD") else b"HTTP/1.1 405 "
+                assert head.startswith(expected), (method, head[:200])
+            sock, head = raw(server.port, b"GET /readyz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                             + b"100000\r\n" + b"a" * 65536, source=address(30))
+            held.append(sock)
+            assert head.startswith(b"HTTP/1.1 413 ") and b"body_not_allowed" in head
+            # the largest file of the page and a proxied answer, read by clients that stop reading
+            largest = max((p for p in (STATIC.glob("*"))), key=lambda p: p.stat().st_size)
+            for index, path in enumerate((f"/ui/{largest.name}?v={asset_version()}", "/api/v1/specs", "/")):
+                sock = hostile_socket(server.port, source=address(40 + index))
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                held.append(sock)
+            time.sleep(1.0)
+            assert sample() == 0, "no request but a POST writes a temporary file"
+            # the POSTs: two slow uploads of the whole MAX_UPLOAD_MB, and an answer never read
+            holders = Holders(server.port)
+            try:
+                for index in range(2):
+                    sock = hostile_socket(server.port, source=address(index))
+                    sock.sendall(f"POST /api/v1/remove-background HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; "
+                                 f"boundary=b\r\nContent-Length: {3 * 2**20}\r\n\r\n".encode() + b"a" * (3 * 2**20 - 4096))
+                    held.append(sock)
+                assert holders.read_never(address(5), 1, big_photo(2048)) == 1
+                deadline = time.monotonic() + 20
+                while sample() < 2 * (3 * 2**20 - 4096) and time.monotonic() < deadline:
+                    time.sleep(0.25)
+                for _ in range(8):
+                    assert sample() <= 45 * 2**20
+                    time.sleep(0.25)
+                status, answer = served(server.port, astronaut_jpeg, source=address(9))
+                assert status == 429 and b"3 POSTs on this server" in answer, answer[:300]
+            finally:
+                holders.close()
+            assert server.get("/readyz", timeout=20).status_code == 200
+        finally:
+            for sock in held:
+                sock.close()
+        assert 0 < peak <= 45 * 2**20, peak
+
+
+_CLIENTS = iter(range(1, 60000))
+
+
+def another_client() -> dict[str, str]:
+    """X-Forwarded-For naming a client no other request named (the front trusts the test's address)."""
+    index = next(_CLIENTS)
+    return {"X-Forwarded-For": f"198.18.{index // 250}.{index % 250 + 1}"}
+
+
+@pytest.fixture(scope="module")
+def limited(running_server: RunningServer) -> Iterator[Server]:
+    with running_server(WORKERS="1", GET_RATE_LIMIT="6", GET_RATE_BURST="3", MAX_CONNECTIONS_PER_IP="2",
+                        TRUSTED_PROXIES="127.0.0.1") as server:
+        yield server
+
+
+def test_other_methods_have_a_rate_limit_of_their_own_and_probes_none(limited: Server, astronaut_jpeg: bytes) -> None:
+    """GET_RATE_LIMIT=6 a minute, 3 more at once: a client's fifth quick GET is refused 429 with the
+    message of that limit; probes from the same client are never counted, and its POSTs are
+    counted apart."""
+    client = {"X-Forwarded-For": "198.51.100.20"}
+    answers = [limited.get("/api/v1/specs", headers=client, timeout=20) for _ in range(6)]
+    statuses = [answer.status_code for answer in answers]
+    assert statuses[:4] == [200] * 4 and 429 in statuses[4:], statuses
+    refused = next(answer for answer in answers if answer.status_code == 429)
+    assert refused.json()["error"]["code"] == "rate_limited" and "GET, HEAD and OPTIONS" in refused.json()["error"]["message"]
+    assert refused.headers["Retry-After"] == "10"
+    for _ in range(30):
+        assert limited.get("/readyz", headers=client, timeout=20).status_code == 200
+        assert limited.get("/healthz", headers=client, timeout=20).status_code == 200
+    post = limited.post("/api/v1/remove-background", files={"image": ("a.jpg", astronaut_jpeg, "image/jpeg")},
+                        headers=client, timeout=60)
+    assert post.status_code == 200
+
+
+def test_only_four_methods_and_no_body_but_a_posts(limited: Server) -> None:
+    for method in ("PUT", "DELETE", "PATCH", "TRACE", "PROPFIND", "FOO"):
+        sock, head = raw(limited.port, f"{method} /api/v1/specs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        sock.close()
+        assert head.startswith(b"HTTP/1.1 405 ") and b"\r\nAllow: GET, HEAD, POST, OPTIONS\r\n" in head, (method, head[:300])
+    answer = limited.get("/healthz", data=b"x" * 100, headers=another_client(), timeout=20)
+    assert answer.status_code == 413 and answer.json()["error"]["code"] == "body_not_allowed"
+    assert requests.options(limited.url + "/api/v1/specs", headers=another_client(), timeout=20).status_code in (200, 204)
+    assert requests.head(limited.url + "/", headers=another_client(), timeout=20).status_code == 200
+
+
+def test_the_pages_files_come_from_disk_with_the_pages_headers(limited: Server) -> None:
+    """nginx sends them itself (no X-Request-ID: no worker saw the request), byte for byte, with
+    the page's security headers; cached for a year under the current ?v=, revalidated otherwise."""
+    for name in ("app.js", "app.css", "ondevice.js"):
+        versioned = limited.get(f"/ui/{name}?v={asset_version()}", headers=another_client(), timeout=20)
+        assert versioned.status_code == 200 and versioned.content == (STATIC / name).read_bytes()
+        assert "X-Request-ID" not in versioned.headers, "served by a worker, not from disk"
+        assert versioned.headers["Cache-Control"] == "public, max-age=31536000"
+        assert "script-src 'self' 'wasm-unsafe-eval'" in versioned.headers["Content-Security-Policy"]
+        assert versioned.headers["Cross-Origin-Embedder-Policy"] == "require-corp"
+        plain = limited.get(f"/ui/{name}", headers=another_client(), timeout=20)
+        assert plain.headers["Cache-Control"] == "no-cache" and plain.headers.get("ETag")
+        again = limited.get(f"/ui/{name}", headers={"If-None-Match": plain.headers["ETag"], **another_client()}, timeout=20)
+        assert again.status_code == 304
+
+
+def test_warmup_from_afar_needs_a_key(limited: Server) -> None:
+    """No API_KEYS, no WARMUP_KEY: /warmup answers a loopback client only; a client nginx names from
+    afar (X-Forwarded-For from the trusted proxy) gets 403."""
+    afar = limited.post("/warmup", headers={"X-Forwarded-For": "198.51.100.30"}, timeout=120)
+    assert afar.status_code == 403 and afar.json()["error"]["code"] == "forbidden"
+    assert limited.post("/warmup", timeout=120).status_code == 200
+
+
+def test_a_redirect_keeps_its_location_through_the_front(limited: Server) -> None:
+    sock, head = raw(limited.port, b"GET /api//v1/specs HTTP/1.0\r\n\r\n")
+    sock.close()
+    assert head.startswith(b"HTTP/1.1 308 ") and b"\r\nLocation: /api/v1/specs\r\n" in head, head[:300]
