@@ -1,4 +1,5 @@
-"""Optional API keys (API_KEYS): every /api/v1/* call needs `Authorization: Bearer <key>`.
+"""Optional API keys (API_KEYS): every /api/v1/* call needs `Authorization: Bearer <key>`, and so
+does every route of the drop-in blueprints (`rembg s`'s /api/remove, HivisionIDPhotos' routes).
 
 Off unless API_KEYS is set; then a missing or wrong key gets `401` in the one JSON error shape
 (with `WWW-Authenticate: Bearer`). Keys are compared in constant time (their SHA-256 digests,
@@ -53,7 +54,8 @@ def bearer_token(header: str | None) -> str | None:
     return token.strip()
 
 
-def init_app(app: Flask, settings: Settings) -> None:
+def init_app(app: Flask, settings: Settings, *, blueprints: tuple[str, ...] = ()) -> None:
+    """`blueprints`: the names of blueprints guarded whatever their paths (the drop-in APIs)."""
     if not settings.api_keys:
         return
     ring = KeyRing(settings.api_keys)
@@ -61,7 +63,7 @@ def init_app(app: Flask, settings: Settings) -> None:
     def guarded() -> bool:
         if request.method == "OPTIONS" or observability.is_warmup():
             return False
-        if request.path.startswith(API_PREFIX) or request.path == "/warmup":
+        if request.path.startswith(API_PREFIX) or request.path == "/warmup" or request.blueprint in blueprints:
             return True
         return settings.metrics_need_key and request.path == "/metrics"
 
