@@ -333,3 +333,12 @@ def test_a_full_worker_refuses_every_drop_in_route_with_503(app: Flask, astronau
         response = client.post(route, data=upload(astronaut_jpeg))
         hivision_error(response, 503, "slot")
         assert response.headers["Retry-After"] == "1"
+
+
+def test_rembg_dc_estimates_the_colours_under_soft_edges(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    plain = np.asarray(image_of(client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2netp")).data))
+    clean = np.asarray(image_of(client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2netp",
+                                                                     dc="true")).data))
+    assert (plain[:, :, 3] == clean[:, :, 3]).all(), "the same alpha"
+    soft = (plain[:, :, 3] > 0) & (plain[:, :, 3] < 255)
+    assert soft.any() and np.abs(plain[soft][:, :3].astype(int) - clean[soft][:, :3]).max() > 10

@@ -111,7 +111,8 @@ class Cutout:
 
 
 def make_cutout(service: Service, data: bytes, *, named: str | None, matting: AlphaMatting | None,
-                only_mask: bool, background: RGB | None, timings: Timings, smooth: bool = False) -> Cutout:
+                only_mask: bool, background: RGB | None, timings: Timings, smooth: bool = False,
+                decontaminate: bool = False) -> Cutout:
     """Decode the upload, matte it (`named`, or the photo's choice: `default_matte`) and compose the
     answer's pixels. Call it inside the request's inference slot (`service.inference`)."""
     settings, registry = service.settings, service.registry
@@ -136,7 +137,7 @@ def make_cutout(service: Service, data: bytes, *, named: str | None, matting: Al
         used = named
         pixels = cut_out(rgb, segmenter=registry.segmenter(named), max_side=settings.working_max_side,
                          timings=timings, alpha_matting=matting, only_mask=only_mask, background=background,
-                         smooth=smooth)
+                         smooth=smooth, decontaminate=decontaminate)
         del rgb
     timings.models["segment"] = used
     return Cutout(pixels, used, size, photo_size)

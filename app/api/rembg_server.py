@@ -11,8 +11,8 @@ Where rembg differs, we say so rather than pretend (README, "Coming from rembg o
   served by the portrait matte (MODNet) where it is loaded; no `model`: the photo decides (a face:
   the portrait matte, otherwise the general model), where rembg would run `bria-rmbg`. A name we
   do not ship: 400 listing the ones we do.
-- `dc` (decontaminate edges) is what every cut-out here does already; `vm` (ViTMatte) is not shipped:
-  400. `extras` configures rembg's sessions (API keys, model paths, SAM prompts): anything but an
+- `dc` estimates the colours under soft edges (the portrait matte always does); `vm` (ViTMatte) is
+  not shipped: 400. `extras` configures rembg's sessions (API keys, model paths, SAM prompts): anything but an
   empty object is a 400.
 - `GET /api/remove?url=` fetches nothing (no request ever leaves this server): 400, upload the file.
 - Errors carry rembg's `detail` beside the service's own `error` object.
@@ -105,7 +105,7 @@ def remove() -> Response:
     _query_extras()
     only_mask = forms.boolean("om")
     smooth = forms.boolean("ppm")
-    forms.boolean("dc")  # checked; every cut-out here estimates the colours under soft edges already
+    decontaminate = forms.boolean("dc")
     if forms.boolean("vm"):
         raise bad_request("invalid_field", "vm (ViTMatte edge refinement) is not shipped here; send vm=false. "
                           "The portrait matte (model=u2net_human_seg, or no model) keeps hair.")
@@ -125,7 +125,7 @@ def remove() -> Response:
     named = choose_model(service, None if asked is None else served[asked], matting)
     with service.inference(timings):
         made = make_cutout(service, data, named=named, matting=matting, only_mask=only_mask, background=None,
-                           timings=timings, smooth=smooth)
+                           timings=timings, smooth=smooth, decontaminate=decontaminate)
         pixels, used = made.pixels, made.model
         del made
         if background is not None and not only_mask:

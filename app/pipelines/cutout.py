@@ -34,10 +34,13 @@ def cut_out(
     only_mask: bool = False,
     background: RGB | None = None,
     smooth: bool = False,
+    decontaminate: bool = False,
 ) -> np.ndarray:
     """(H, W, 3) uint8 RGB in; out: the (H, W) uint8 mask (`only_mask`), (H, W, 3) RGB flattened
-    onto `background`, or (H, W, 4) RGBA with colours unpremultiplied."""
+    onto `background`, or (H, W, 4) RGBA with colours unpremultiplied. `decontaminate`: the
+    person's colours under soft edges estimated, whatever the model's default."""
     with timings.stage("segment"):
-        matte = segmenter.matte(rgb, max_side=max_side, alpha_matting=alpha_matting)
+        extra = {"decontaminate_edges": True} if decontaminate else {}
+        matte = segmenter.matte(rgb, max_side=max_side, alpha_matting=alpha_matting, **extra)
     with timings.stage("compose"):
         return compose(matte, only_mask=only_mask, background=background, smooth=smooth)
