@@ -23,7 +23,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     from flask import Flask
 
     from . import auth, cors, errors, observability
-    from .api import background, faces, health, idphoto, metrics
+    from .api import background, faces, health, hivision, idphoto, metrics, rembg_server
     from .models.registry import REGISTRY
     from .service import Service
     from .web import bp as web_page
@@ -46,10 +46,12 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     service = Service(settings, REGISTRY if registry is None else registry)
     service.attach(app)
     observability.init_app(app)  # first: every response gets its X-Request-ID
-    cors.init_app(app, settings.cors_origins)
+    # the drop-in APIs (`rembg s`, HivisionIDPhotos) live outside /api/v1: the same keys and CORS by blueprint
+    drop_in = (rembg_server.bp.name, hivision.bp.name)
+    cors.init_app(app, settings.cors_origins, blueprints=drop_in)
     errors.init_app(app)
-    auth.init_app(app, settings)  # API_KEYS: Bearer keys on /api/v1 (off when unset)
-    for module in (health, metrics, background, idphoto, faces):
+    auth.init_app(app, settings, blueprints=drop_in)  # API_KEYS: Bearer keys on /api/v1 and the drop-in routes (off when unset)
+    for module in (health, metrics, background, idphoto, faces, rembg_server, hivision):
         app.register_blueprint(module.bp)
     app.register_blueprint(web_page)  # GET /: the browser upload page
     # the ID photo first: it runs the portrait matte, so the matte's own cut-out request adds nothing

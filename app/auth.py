@@ -1,4 +1,5 @@
-"""Optional API keys (API_KEYS): every /api/v1/* call needs `Authorization: Bearer <key>`.
+"""Optional API keys (API_KEYS): every /api/v1/* call needs `Authorization: Bearer <key>`, and so
+does every route of the drop-in blueprints (`rembg s`'s /api/remove, HivisionIDPhotos' routes).
 
 Off unless API_KEYS is set; then a missing or wrong key gets `401` in the one JSON error shape
 (with `WWW-Authenticate: Bearer`). Keys are compared in constant time (their SHA-256 digests,
@@ -8,9 +9,10 @@ too (it shows key labels and counts) unless METRICS_NEED_KEY=false.
 
 `POST /warmup` runs real inference, so it always needs a key: one of API_KEYS, or WARMUP_KEY (a key
 of its own, for a keep-alive job that needs no other). With neither set it answers only loopback
-clients (`403` from anywhere else; behind nginx the client is the one nginx names). Probes stay open. CORS preflights (OPTIONS) are not checked: browsers
-send them without credentials. Warm-up requests (marked in the WSGI environ, unreachable over
-HTTP) pass.
+clients (`403` from anywhere else; behind nginx the client is the one nginx names).
+
+Probes stay open. CORS preflights (OPTIONS) are not checked: browsers send them without
+credentials. Warm-up requests (marked in the WSGI environ, unreachable over HTTP) pass.
 """
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ def loopback(address: str | None) -> bool:
     return (mapped or parsed).is_loopback
 
 
-def init_app(app: Flask, settings: Settings) -> None:
+def init_app(app: Flask, settings: Settings, *, blueprints: tuple[str, ...] = ()) -> None:
+    """`blueprints`: the names of blueprints guarded whatever their paths (the drop-in APIs)."""
     ring = KeyRing(settings.api_keys) if settings.api_keys else None
     warmup_keys = settings.api_keys + ((settings.warmup_key,) if settings.warmup_key else ())
     warmup_ring = KeyRing(warmup_keys) if warmup_keys else None
@@ -81,9 +84,9 @@ def init_app(app: Flask, settings: Settings) -> None:
                 raise ApiError(403, "forbidden", "POST /warmup runs real inference: without API_KEYS or WARMUP_KEY "
                                "set, it answers only clients on this machine (loopback).")
             return warmup_ring
-        if request.path.startswith(API_PREFIX) or (settings.metrics_need_key and request.path == "/metrics"):
+        if request.path.startswith(API_PREFIX) or request.blueprint in blueprints:
             return ring
-        return None
+        return ring if settings.metrics_need_key and request.path == "/metrics" else None
 
     @app.before_request
     def _check_key() -> None:

@@ -27,12 +27,13 @@ def allowed_origin(origin: str | None, origins: tuple[str, ...]) -> str | None:
     return origin if origin.rstrip("/").lower() in origins else None
 
 
-def init_app(app: Flask, origins: tuple[str, ...]) -> None:
+def init_app(app: Flask, origins: tuple[str, ...], *, blueprints: tuple[str, ...] = ()) -> None:
+    """`blueprints`: the names of blueprints in scope whatever their paths (the drop-in APIs)."""
     if not origins:
         return
 
     def in_scope() -> bool:
-        return request.path.startswith(API_PREFIX)
+        return request.path.startswith(API_PREFIX) or request.blueprint in blueprints
 
     @app.before_request
     def _preflight() -> Response | None:

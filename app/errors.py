@@ -10,6 +10,7 @@ and any unexpected exception are turned into the same shape. Nothing leaks a sta
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 from flask import Flask, Response, jsonify
@@ -117,29 +118,46 @@ def _http_code(exc: HTTPException) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in name).strip("_")
 
 
-def init_app(app: Flask) -> None:
-    @app.errorhandler(ApiError)
-    def _api_error(exc: ApiError) -> Response:
-        response = error_response(exc.status, exc.code, exc.message, details=exc.details)
-        response.headers.update(exc.headers)
-        return response
+@dataclass(frozen=True)
+class Failure:
+    """What any exception means to a client, whatever shape its answer takes: the one JSON error
+    shape here, or a drop-in API's own (app/api/hivision.py, app/api/rembg.py)."""
 
-    @app.errorhandler(DomainError)
-    def _domain_error(exc: DomainError) -> Response:
+    status: int
+    code: str
+    message: str
+    headers: dict[str, str] = field(default_factory=dict)
+    details: dict[str, object] = field(default_factory=dict)
+
+
+def describe(exc: Exception, *, max_upload_mb: float) -> Failure:
+    """The one mapping from an exception to (status, code, message, headers, details); counts a
+    `Busy` refusal and logs an unexpected exception (the client sees no trace of it)."""
+    if isinstance(exc, ApiError):
+        return Failure(exc.status, exc.code, exc.message, dict(exc.headers), dict(exc.details))
+    if isinstance(exc, DomainError):
         if isinstance(exc, Busy):
             observability.count_rejection(str(exc.details.get("reason", "queue_full")))
         status, headers = DOMAIN_STATUS[type(exc)]
-        response = error_response(status, exc.code, exc.message, details=exc.details)
-        response.headers.update(headers)
-        return response
-
-    @app.errorhandler(HTTPException)
-    def _http_error(exc: HTTPException) -> Response:
+        return Failure(status, exc.code, exc.message, dict(headers), dict(exc.details))
+    if isinstance(exc, HTTPException):
         status = exc.code or 500
         if status == 413:
-            limit_mb = app.config["PILOTLIGHT_SETTINGS"].max_upload_mb
-            return error_response(413, "payload_too_large", f"The upload is larger than the {limit_mb:g} MB limit.")
-        return error_response(status, _http_code(exc), exc.description or exc.name)
+            return Failure(413, "payload_too_large", f"The upload is larger than the {max_upload_mb:g} MB limit.")
+        return Failure(status, _http_code(exc), exc.description or exc.name)
+    log.exception("unhandled error")
+    return Failure(500, "internal_error", "The server failed to process this request.")
+
+
+def init_app(app: Flask) -> None:
+    def answer(exc: Exception) -> Response:
+        failure = describe(exc, max_upload_mb=app.config["PILOTLIGHT_SETTINGS"].max_upload_mb)
+        response = error_response(failure.status, failure.code, failure.message, details=failure.details)
+        response.headers.update(failure.headers)
+        return response
+
+    for kind in (ApiError, DomainError, HTTPException, Exception):
+        app.register_error_handler(kind, answer)
 
     @app.after_request
     def _relative_redirect(response: Response) -> Response:
@@ -150,8 +168,3 @@ def init_app(app: Flask) -> None:
         if location and 300 <= response.status_code < 400:
             response.headers["Location"] = relative_location(location)
         return response
-
-    @app.errorhandler(Exception)
-    def _unexpected(exc: Exception) -> Response:
-        log.exception("unhandled error")
-        return error_response(500, "internal_error", "The server failed to process this request.")

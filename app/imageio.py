@@ -93,6 +93,21 @@ def decode(data: bytes, *, max_pixels: int, shrink_to: int | None = None) -> Dec
 
     Raises ApiError: 400 for empty or corrupt data, 413 above `max_pixels`, 415 for other formats.
     """
+    image, fmt = _open(data, max_pixels=max_pixels)
+    width, height = image.size
+    if shrink_to is not None and image.format in ("JPEG", "MPO") and max(width, height) >= 2 * shrink_to:
+        factor = shrink_to / max(width, height)
+        image.draft(None, (math.ceil(width * factor), math.ceil(height * factor)))
+    scale = width / image.size[0]
+    _load(image, fmt)
+    image = _upright(image)
+    image = _to_srgb(image)
+    return Decoded(rgb=_to_rgb_array(image), source_format=fmt, scale=scale)
+
+
+def _open(data: bytes, *, max_pixels: int) -> tuple[Image.Image, str]:
+    """Open `data` with only the decoders of ACCEPTED_FORMATS and check its stored size against
+    `max_pixels` from the header, before any pixel is decoded. (image, our format name)."""
     if not data:
         raise ApiError(400, "empty_image", "The uploaded image is empty (0 bytes).")
     try:
@@ -113,10 +128,11 @@ def decode(data: bytes, *, max_pixels: int, shrink_to: int | None = None) -> Dec
             "image_too_large",
             f"The image is {width}x{height} pixels; the limit is {max_pixels:,} pixels.",
         )
-    if shrink_to is not None and image.format in ("JPEG", "MPO") and max(width, height) >= 2 * shrink_to:
-        factor = shrink_to / max(width, height)
-        image.draft(None, (math.ceil(width * factor), math.ceil(height * factor)))
-    scale = width / image.size[0]
+    return image, fmt
+
+
+def _load(image: Image.Image, fmt: str) -> None:
+    """Decode the pixels of the frame Pillow opened on; ApiError 400 where they are corrupt."""
     try:
         # Only the frame Pillow opens on is decoded: a TIFF's first page, an MPO's first JPEG, a
         # HEIF's primary image (the photo a phone shows; libheif opens on it, whatever its index).
@@ -127,9 +143,18 @@ def decode(data: bytes, *, max_pixels: int, shrink_to: int | None = None) -> Dec
         if fmt != "heif":
             raise
         raise ApiError(400, "invalid_image", "The HEIF image data is corrupt or larger than the size it declares.") from None
-    image = _upright(image)
-    image = _to_srgb(image)
-    return Decoded(rgb=_to_rgb_array(image), source_format=fmt, scale=scale)
+
+
+def decode_rgba(data: bytes, *, max_pixels: int) -> np.ndarray:
+    """Decode image bytes to an upright sRGB (H, W, 4) uint8 RGBA array: the upload's own
+    transparency kept (opaque where it has none). The same checks and errors as `decode`."""
+    image, fmt = _open(data, max_pixels=max_pixels)
+    _load(image, fmt)
+    image = _to_srgb(_upright(image))
+    if image.mode in ("I;16", "I;16B", "I;16L", "I", "F"):  # grey at depth: `decode`'s scaling, then opaque
+        rgb = _to_rgb_array(image)
+        return np.dstack([rgb, np.full(rgb.shape[:2], 255, np.uint8)])
+    return np.ascontiguousarray(np.asarray(image.convert("RGBA"), dtype=np.uint8))
 
 
 def _upright(image: Image.Image) -> Image.Image:
@@ -240,3 +265,25 @@ def encode(
         image.save(buffer, "WEBP", quality=90, method=4, **options)
     return buffer.getvalue()
 
+
+
+def jpeg_within(pixels: np.ndarray, limit_bytes: int, *, dpi: float | None = None, best: int = 95,
+                worst: int = 25) -> tuple[bytes, int]:
+    """The JPEG of (H, W, 3) uint8 RGB `pixels` at the highest quality in [worst, best] whose file is
+    at most `limit_bytes` (a binary search over the quality), and that quality. Where even `worst`
+    is larger, that file and `worst`: the caller compares its length with the limit. Never padded."""
+    data = encode(pixels, "jpeg", dpi=dpi, jpeg_quality=best)
+    if len(data) <= limit_bytes:
+        return data, best
+    found = encode(pixels, "jpeg", dpi=dpi, jpeg_quality=worst), worst
+    if len(found[0]) > limit_bytes:
+        return found
+    low, high = worst + 1, best - 1
+    while low <= high:
+        quality = (low + high) // 2
+        candidate = encode(pixels, "jpeg", dpi=dpi, jpeg_quality=quality)
+        if len(candidate) <= limit_bytes:
+            found, low = (candidate, quality), quality + 1
+        else:
+            high = quality - 1
+    return found

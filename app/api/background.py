@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 from flask import Blueprint, Response
 
 from ..errors import bad_request
 from ..imageio import decode, encode, normalise_format
-from ..imaging.compose import resize_rgb
+from ..imaging.compose import RGB, resize_rgb
 from ..models.manifest import Role
 from ..models.segmentation import AlphaMatting, matting_budget
 from ..models.portrait import PortraitMatte
@@ -50,53 +53,15 @@ def remove_background() -> Response:
             erode_size=forms.integer("alpha_matting_erode_size", 10, low=0, high=100),
             max_unknown_px=matting_budget(settings.timeout, configured=settings.max_matting_px),
         )
-    service.require_ready()
-    registry = service.registry
-    loaded = registry.names(Role.SEGMENTATION)
-    if model_name is not None and model_name not in loaded:
-        raise bad_request("unknown_model", f"model must be one of the loaded segmentation models: {', '.join(loaded)}.")
-    if model_name is not None and matting is not None and isinstance(registry.segmenter(model_name), PortraitMatte):
-        raise bad_request("alpha_matting_not_applicable", f"alpha_matting refines a salient-object mask into an alpha; "
-                          f"{model_name} predicts the alpha itself. Send it without alpha_matting, or with model="
-                          f"{settings.segmentation_model}.")
-    # no model named: alpha matting refines the general model's mask; otherwise the photo decides
-    # (a face: the portrait matte), once it is decoded
-    named = model_name or (settings.segmentation_model if matting is not None else None)
-
+    named = choose_model(service, model_name, matting)
     # decode, model, encode and the answer inside the slot: a worker holds one photo's pixels at a
     # time, whatever the requests queued behind it (they hold only their bytes), and the watchdog
     # times it all
     with service.inference(timings):
-        with timings.stage("decode"):
-            image = decode(data, max_pixels=settings.max_image_pixels)
-            photo_size, rgb = (image.width, image.height), image.rgb
-            del image  # `rgb` is then the photo's one reference: it goes before the answer is encoded
-            size = answer_size(*photo_size, max_pixels=settings.max_cutout_pixels)
-            if size != photo_size:
-                rgb = resize_rgb(rgb, size)  # the answer's size, before any work on the pixels
-        if named is None:
-            found = registry.face_detector()
-            matte, used = default_matte(rgb, detector=None if found is None else found[1],
-                                        portrait=registry.segmenter(settings.portrait_matte),
-                                        general=registry.segmenter(settings.segmentation_model),
-                                        max_side=settings.working_max_side, timings=timings)
-            del rgb
-            with timings.stage("compose"):
-                pixels = compose(matte, only_mask=only_mask, background=background)
-            del matte
-        else:
-            used = named
-            pixels = cut_out(
-                rgb,
-                segmenter=registry.segmenter(named),
-                max_side=settings.working_max_side,
-                timings=timings,
-                alpha_matting=matting,
-                only_mask=only_mask,
-                background=background,
-            )
-            del rgb
-        timings.models["segment"] = used
+        made = make_cutout(service, data, named=named, matting=matting, only_mask=only_mask, background=background,
+                           timings=timings)
+        pixels, used, size, photo_size = made.pixels, made.model, made.size, made.photo_size
+        del made
         with timings.stage("encode"):
             body = encode(pixels, fmt)
         del pixels
@@ -114,6 +79,68 @@ def remove_background() -> Response:
     if "scaled_from" in extra:
         response.headers["X-Scaled-From"] = "{}x{}".format(*photo_size)
     return response
+
+
+def choose_model(service: Service, model_name: str | None, matting: AlphaMatting | None) -> str | None:
+    """The segmentation model a cut-out names (None: the photo decides, once decoded), after waiting
+    for the models (`require_ready`: the fast 503). 400 for a model not loaded, or alpha matting
+    asked of a model that predicts the alpha itself."""
+    service.require_ready()
+    settings, registry = service.settings, service.registry
+    loaded = registry.names(Role.SEGMENTATION)
+    if model_name is not None and model_name not in loaded:
+        raise bad_request("unknown_model", f"model must be one of the loaded segmentation models: {', '.join(loaded)}.")
+    if model_name is not None and matting is not None and isinstance(registry.segmenter(model_name), PortraitMatte):
+        raise bad_request("alpha_matting_not_applicable", f"alpha_matting refines a salient-object mask into an alpha; "
+                          f"{model_name} predicts the alpha itself. Send it without alpha_matting, or with model="
+                          f"{settings.segmentation_model}.")
+    # no model named: alpha matting refines the general model's mask; otherwise the photo decides
+    # (a face: the portrait matte), once it is decoded
+    return model_name or (settings.segmentation_model if matting is not None else None)
+
+
+@dataclass(frozen=True)
+class Cutout:
+    """A cut-out's pixels ((H, W) mask, (H, W, 3) RGB on a colour, or (H, W, 4) RGBA), the model that
+    matted it, its size and the photo's (px; they differ over MAX_CUTOUT_PIXELS)."""
+
+    pixels: np.ndarray
+    model: str
+    size: tuple[int, int]
+    photo_size: tuple[int, int]
+
+
+def make_cutout(service: Service, data: bytes, *, named: str | None, matting: AlphaMatting | None,
+                only_mask: bool, background: RGB | None, timings: Timings, smooth: bool = False,
+                decontaminate: bool = False) -> Cutout:
+    """Decode the upload, matte it (`named`, or the photo's choice: `default_matte`) and compose the
+    answer's pixels. Call it inside the request's inference slot (`service.inference`)."""
+    settings, registry = service.settings, service.registry
+    with timings.stage("decode"):
+        image = decode(data, max_pixels=settings.max_image_pixels)
+        photo_size, rgb = (image.width, image.height), image.rgb
+        del image  # `rgb` is then the photo's one reference: it goes before the answer is encoded
+        size = answer_size(*photo_size, max_pixels=settings.max_cutout_pixels)
+        if size != photo_size:
+            rgb = resize_rgb(rgb, size)  # the answer's size, before any work on the pixels
+    if named is None:
+        found = registry.face_detector()
+        matte, used = default_matte(rgb, detector=None if found is None else found[1],
+                                    portrait=registry.segmenter(settings.portrait_matte),
+                                    general=registry.segmenter(settings.segmentation_model),
+                                    max_side=settings.working_max_side, timings=timings)
+        del rgb
+        with timings.stage("compose"):
+            pixels = compose(matte, only_mask=only_mask, background=background, smooth=smooth)
+        del matte
+    else:
+        used = named
+        pixels = cut_out(rgb, segmenter=registry.segmenter(named), max_side=settings.working_max_side,
+                         timings=timings, alpha_matting=matting, only_mask=only_mask, background=background,
+                         smooth=smooth, decontaminate=decontaminate)
+        del rgb
+    timings.models["segment"] = used
+    return Cutout(pixels, used, size, photo_size)
 
 
 def answer_size(width: int, height: int, *, max_pixels: int) -> tuple[int, int]:

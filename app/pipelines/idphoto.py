@@ -16,7 +16,7 @@ from PIL import Image
 from pymatting import estimate_foreground_ml
 
 from ..errors import NoFace, PhotoRejected
-from ..imageio import encode
+from ..imageio import encode, jpeg_within
 from ..imaging import compliance, expression, quality
 from ..imaging.compose import flatten
 from ..imaging.pose import estimate_pose
@@ -105,6 +105,7 @@ class IdPhoto:
     # capture quality of the input face (app.imaging.quality), every measure with its advice; the report
     # judges three of them (compliance.capture_checks: sharpness, exposure, even lighting)
     quality: list[dict[str, object]] = field(default_factory=list)
+    alpha: np.ndarray | None = None  # (H, W) uint8, the person's matte on the output (255: person)
 
     @property
     def compliant(self) -> bool:
@@ -216,26 +217,16 @@ def encode_photo(pixels: np.ndarray, options: IdPhotoOptions) -> tuple[bytes, in
             raise PhotoRejected("max_kb_unreachable", f"A PNG of this photo is {len(data) / 1024:.0f} KB, over "
                                 f"max_kb={options.max_kb}; ask for format=jpeg.", details={"smallest_kb": round(len(data) / 1024, 1)})
         return data, None
-    limit = None if options.max_kb is None else options.max_kb * 1024
-    data = encode(pixels, "jpeg", dpi=dpi, jpeg_quality=JPEG_QUALITY_MAX)
-    if limit is None or len(data) <= limit:
-        return data, JPEG_QUALITY_MAX
-    smallest = encode(pixels, "jpeg", dpi=dpi, jpeg_quality=JPEG_QUALITY_MIN)
-    if len(smallest) > limit:
+    if options.max_kb is None:
+        return encode(pixels, "jpeg", dpi=dpi, jpeg_quality=JPEG_QUALITY_MAX), JPEG_QUALITY_MAX
+    data, quality = jpeg_within(pixels, options.max_kb * 1024, dpi=dpi, best=JPEG_QUALITY_MAX, worst=JPEG_QUALITY_MIN)
+    if len(data) > options.max_kb * 1024:
         raise PhotoRejected(
             "max_kb_unreachable",
-            f"The smallest JPEG of this photo is {len(smallest) / 1024:.1f} KB, over max_kb={options.max_kb}.",
-            details={"smallest_kb": round(len(smallest) / 1024, 1)},
+            f"The smallest JPEG of this photo is {len(data) / 1024:.1f} KB, over max_kb={options.max_kb}.",
+            details={"smallest_kb": round(len(data) / 1024, 1)},
         )
-    low, high, best = JPEG_QUALITY_MIN, JPEG_QUALITY_MAX - 1, (smallest, JPEG_QUALITY_MIN)
-    while low <= high:
-        quality = (low + high) // 2
-        candidate = encode(pixels, "jpeg", dpi=dpi, jpeg_quality=quality)
-        if len(candidate) <= limit:
-            best, low = (candidate, quality), quality + 1
-        else:
-            high = quality - 1
-    return best
+    return data, quality
 
 
 def level(detector: FaceDetector, rgb: np.ndarray, face: Face) -> float:
@@ -485,6 +476,7 @@ def make_id_photo(
                for operation in out.applied],
         unphotographed_share=1.0 - float(out.photographed.mean()) / 255.0,
         matted_by=matted_by,
+        alpha=alpha_out,
     )
 
 
@@ -528,3 +520,10 @@ def sheet_caption(photo: IdPhoto, spec: PhotoSpec) -> str:
                f"checked: NOT compliant ({len(failed)} failed, {len(open_lines)} to check)" if failed else
                f"checked: {len(open_lines)} line(s) to check by eye")
     return f"{spec.name} {spec.width_mm:g}x{spec.height_mm:g} mm · {'; '.join(done) or 'unedited'} · {painted} · {verdict}"
+
+
+def carry_onto(photo: IdPhoto, plane: np.ndarray) -> np.ndarray:
+    """A plane of the input photo ((H, W) or (H, W, C) uint8: its own alpha, say) carried onto the
+    output by the same levelling, crop and scale as the photo's pixels; 0 beyond the input. For a
+    photo made with its background kept (no canvas extension: the frame lies on the input)."""
+    return warp(plane, photo.placement, fill=0)

@@ -1,0 +1,344 @@
+"""The drop-in routes through the Flask client on the real small registry (u2netp, centerface):
+`rembg s`'s /api/remove and HivisionIDPhotos' seven routes. Status, content type, image mode and
+size, JSON shape, the base64 form, and the bad-input, key, readiness and busy answers."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import io
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from PIL import Image
+
+from app import create_app
+from app.config import Settings
+from app.errors import Busy
+from app.models.registry import Registry
+from app.service import Service
+from tests.conftest import png_bytes
+
+HIVISION_ROUTES = ("/idphoto", "/human_matting", "/add_background", "/generate_layout_photos", "/watermark", "/set_kb",
+                   "/idphoto_crop")
+PREFIX = "data:image/png;base64,"
+
+
+def upload(data: bytes, name: str = "input_image", **fields: str) -> dict[str, object]:
+    return {name: (io.BytesIO(data), "photo"), **fields}
+
+
+def image_of(answer: bytes) -> Image.Image:
+    image = Image.open(io.BytesIO(answer))
+    image.load()
+    return image
+
+
+def from_data_url(value: object) -> Image.Image:
+    assert isinstance(value, str) and value.startswith(PREFIX), str(value)[:60]
+    return image_of(base64.b64decode(value[len(PREFIX):], validate=True))
+
+
+def hivision_error(response: object, status: int, *words: str) -> dict[str, object]:
+    assert response.status_code == status, (response.status_code, response.get_data(as_text=True)[:300])  # type: ignore[attr-defined]
+    body = response.get_json()  # type: ignore[attr-defined]
+    assert body["status"] is False and isinstance(body["error"], str), body
+    for word in words:
+        assert word in body["error"], body
+    return body
+
+
+@pytest.fixture(scope="module")
+def transparent_id(astronaut_jpeg: bytes, small_settings: Settings, small_registry: Registry) -> bytes:
+    """A transparent ID photo made by /idphoto (the input Hivision's /add_background expects)."""
+    client = create_app(small_settings, small_registry).test_client()
+    body = client.post("/idphoto", data=upload(astronaut_jpeg, hd="false")).get_json()
+    assert body["status"] is True, body
+    return base64.b64decode(body["image_base64_standard"][len(PREFIX):])
+
+
+# -- rembg s --------------------------------------------------------------------------------------------
+
+
+def test_rembg_remove_answers_an_rgba_png_of_the_photo_size(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    response = client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2netp"))
+    assert response.status_code == 200, response.get_data(as_text=True)[:300]
+    assert response.mimetype == "image/png"
+    image = image_of(response.data)
+    assert (image.mode, image.size) == ("RGBA", (512, 512))
+    alpha = np.asarray(image)[:, :, 3]
+    assert alpha.min() == 0 and alpha.max() == 255, "a cut-out: some of the photo kept, some of it removed"
+    assert response.headers["X-Model"] == "u2netp"
+
+
+def test_rembg_only_mask_is_an_l_png_and_ppm_makes_it_hard_edged(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    soft = client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2netp", om="true"))
+    hard = client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2netp", om="true", ppm="true"))
+    assert soft.status_code == hard.status_code == 200
+    soft_mask, hard_mask = image_of(soft.data), image_of(hard.data)
+    assert soft_mask.mode == hard_mask.mode == "L" and soft_mask.size == (512, 512)
+    assert set(np.unique(np.asarray(hard_mask))) <= {0, 255}
+    assert len(np.unique(np.asarray(soft_mask))) > 2, "without ppm the mask keeps its soft edge"
+    agreement = ((np.asarray(soft_mask) >= 128) == (np.asarray(hard_mask) >= 128)).mean()
+    assert agreement > 0.97, agreement
+
+
+def test_rembg_bgc_lays_the_cut_out_over_the_colour(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    cut = np.asarray(image_of(client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2netp")).data))
+    response = client.post("/api/remove?bgc=255,0,0,255", data=upload(astronaut_jpeg, "file", model="u2netp"))
+    assert response.status_code == 200
+    image = image_of(response.data)
+    assert image.mode == "RGBA"
+    pixels = np.asarray(image)
+    assert (pixels[:, :, 3] == 255).all(), "an opaque colour makes an opaque image"
+    gone = cut[:, :, 3] == 0
+    assert gone.any() and (pixels[gone][:, :3] == (255, 0, 0)).all()
+    kept = cut[:, :, 3] == 255
+    assert (pixels[kept][:, :3] == cut[kept][:, :3]).all()
+
+
+@pytest.mark.parametrize(("fields", "query", "words"), [
+    ({"model": "bria-rmbg"}, "", ("bria-rmbg", "u2netp")),
+    ({"model": "u2netp", "vm": "true"}, "", ("ViTMatte",)),
+    ({"model": "u2netp", "af": "300"}, "", ("af", "255")),
+    ({"model": "u2netp", "a": "maybe"}, "", ("a must be true or false",)),
+    ({"model": "u2netp"}, "?bgc=red", ("bgc",)),
+    ({"model": "u2netp"}, "?extras=%7Bnot%20json", ("extras",)),
+    ({"model": "u2netp"}, '?extras={"model_path":"/etc/passwd"}', ("extras",)),
+])
+def test_rembg_bad_fields_get_a_400_saying_what_is_allowed(client: FlaskClient, astronaut_jpeg: bytes,
+                                                           fields: dict[str, str], query: str,
+                                                           words: tuple[str, ...]) -> None:
+    response = client.post("/api/remove" + query, data=upload(astronaut_jpeg, "file", **fields))
+    assert response.status_code == 400, response.get_data(as_text=True)[:300]
+    body = response.get_json()
+    for word in words:
+        assert word in body["detail"], body
+    assert body["error"]["message"] == body["detail"]
+
+
+def test_rembg_get_with_a_url_fetches_nothing(client: FlaskClient) -> None:
+    response = client.get("/api/remove?url=http://192.0.2.1/photo.jpg")
+    assert response.status_code == 400
+    detail = response.get_json()["detail"]
+    assert "fetches nothing" in detail and "POST" in detail
+
+
+def test_rembg_missing_file_oversized_and_not_an_image(client: FlaskClient, small_settings: Settings) -> None:
+    missing = client.post("/api/remove", data={"model": "u2netp"}, content_type="multipart/form-data")
+    assert missing.status_code == 400 and "file" in missing.get_json()["detail"]
+    side = int(small_settings.max_image_pixels ** 0.5) + 10
+    huge = png_bytes(np.zeros((side, side, 3), np.uint8))
+    assert client.post("/api/remove", data=upload(huge, "file")).status_code == 413
+    assert client.post("/api/remove", data=upload(b"not an image at all", "file")).status_code == 415
+
+
+# -- HivisionIDPhotos ------------------------------------------------------------------------------------
+
+
+def test_idphoto_answers_a_transparent_standard_and_hd_photo_with_our_report(client: FlaskClient,
+                                                                            astronaut_jpeg: bytes) -> None:
+    response = client.post("/idphoto", data=upload(astronaut_jpeg, height="413", width="295", dpi="300"))
+    assert response.status_code == 200, response.get_data(as_text=True)[:300]
+    body = response.get_json()
+    assert body["status"] is True
+    standard, hd = from_data_url(body["image_base64_standard"]), from_data_url(body["image_base64_hd"])
+    assert standard.mode == hd.mode == "RGBA" and standard.size == (295, 413)
+    assert hd.size[1] >= 413 and abs(hd.size[0] / hd.size[1] - 295 / 413) < 0.01
+    assert round(standard.info["dpi"][0]) == 300
+    alpha = np.asarray(standard)[:, :, 3]
+    assert alpha[0].max() == 0 and alpha[-1, 140:155].min() >= 250, "transparent above the head, opaque shoulders"
+    ours = body["pilotlight"]
+    operations = [edit["operation"] for edit in ours["edits"]]
+    assert "crop_scale" in operations and "remove_background" in operations
+    assert "level" not in operations, "face_align is false by default: not levelled"
+    assert isinstance(ours["compliance"]["compliant"], bool) and ours["compliance"]["checks"]
+
+
+def test_idphoto_hd_false_and_base64_input(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    encoded = base64.b64encode(astronaut_jpeg).decode()
+    for value in (encoded, "data:image/jpeg;base64," + encoded):
+        body = client.post("/idphoto", data={"input_image_base64": value, "hd": "false", "height": "200",
+                                             "width": "150"}).get_json()
+        assert body["status"] is True and "image_base64_hd" not in body
+        assert from_data_url(body["image_base64_standard"]).size == (150, 200)
+
+
+@pytest.mark.parametrize(("fields", "words"), [
+    ({"face_detect_model": "face_plusplus"}, ("face_plusplus", "mtcnn")),
+    ({"human_matting_model": "rmbg-1.4"}, ("rmbg-1.4", "hivision_modnet")),
+    ({"human_matting_model": "nonsense"}, ("modnet_photographic_portrait_matting",)),
+    ({"whitening_strength": "2"}, ("retouch",)),
+    ({"height": "tall"}, ("height", "whole number")),
+    ({"height": "5000"}, ("height", "4000")),
+    ({"dpi": "5"}, ("dpi",)),
+])
+def test_idphoto_bad_fields_get_a_400_in_hivisions_shape(client: FlaskClient, astronaut_jpeg: bytes,
+                                                         fields: dict[str, str], words: tuple[str, ...]) -> None:
+    hivision_error(client.post("/idphoto", data=upload(astronaut_jpeg, **fields)), 400, *words)
+
+
+def test_idphoto_without_a_face_is_a_422(client: FlaskClient) -> None:
+    grey = png_bytes(np.full((300, 300, 3), 128, np.uint8))
+    body = hivision_error(client.post("/idphoto", data=upload(grey)), 422)
+    assert body["code"] == "no_face"
+
+
+def test_idphoto_crop_keeps_the_uploads_own_alpha(client: FlaskClient, transparent_id: bytes) -> None:
+    response = client.post("/idphoto_crop", data=upload(transparent_id, height="413", width="295", hd="true"))
+    body = response.get_json()
+    assert response.status_code == 200 and body["status"] is True, body
+    standard = from_data_url(body["image_base64_standard"])
+    assert standard.mode == "RGBA" and standard.size == (295, 413)
+    assert np.asarray(standard)[:, :, 3].min() == 0, "the upload's transparency carried through the crop"
+    assert "remove_background" not in [edit["operation"] for edit in body["pilotlight"]["edits"]]
+
+
+def test_human_matting_answers_an_rgba_cut_out(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    body = client.post("/human_matting", data=upload(astronaut_jpeg, dpi="300")).get_json()
+    assert body["status"] is True
+    image = from_data_url(body["image_base64"])
+    assert image.mode == "RGBA" and image.size == (512, 512)
+    assert body["pilotlight"]["edits"] == [{"operation": "remove_background", "asked": True}]
+    hivision_error(client.post("/human_matting", data=upload(astronaut_jpeg, human_matting_model="birefnet-v1-lite")),
+                   400, "birefnet-v1-lite")
+
+
+@pytest.mark.parametrize("render", ["0", "1", "2"])
+def test_add_background_composes_the_colour_and_reports_the_edit(client: FlaskClient, transparent_id: bytes,
+                                                                 render: str) -> None:
+    body = client.post("/add_background", data=upload(transparent_id, color="638cce", render=render)).get_json()
+    assert body["status"] is True
+    image = from_data_url(body["image_base64"])
+    assert image.mode == "RGB" and image.size == (295, 413) and image.format == "PNG"
+    pixels = np.asarray(image).astype(int)
+    gone = np.asarray(image_of(transparent_id))[:, :, 3] == 0  # where the colour shows whole
+    colour = np.array((0x63, 0x8C, 0xCE))
+    if render == "0":
+        assert (pixels[gone] == colour).all()
+    else:
+        assert np.abs(pixels[gone] - colour).max() > 8, "a gradient, not the plain colour"
+        top_or_centre = pixels[0, 0] if render == "1" else pixels[0, pixels.shape[1] // 2]
+        assert np.abs(top_or_centre - colour).max() < np.abs(pixels[0, 0] - colour).max() + 1
+    assert body["pilotlight"]["edits"][0]["operation"] == "replace_background"
+
+
+def test_add_background_kb_is_a_ceiling_and_an_opaque_photo_is_not_edited(client: FlaskClient, transparent_id: bytes,
+                                                                          astronaut_jpeg: bytes) -> None:
+    body = client.post("/add_background", data=upload(transparent_id, color="#ffffff", kb="20")).get_json()
+    image_bytes = base64.b64decode(body["image_base64"][len(PREFIX):])
+    assert image_of(image_bytes).format == "JPEG" and len(image_bytes) <= 20 * 1024
+    assert body["pilotlight"]["content_type"] == "image/jpeg"
+    opaque = client.post("/add_background", data=upload(astronaut_jpeg, color="ffffff")).get_json()
+    assert opaque["status"] is True and opaque["pilotlight"]["edits"] == []
+    hivision_error(client.post("/add_background", data=upload(transparent_id, render="3")), 400, "0, 1, 2")
+    hivision_error(client.post("/add_background", data=upload(transparent_id, color="blue")), 400, "hex")
+    hivision_error(client.post("/add_background", data=upload(astronaut_jpeg, kb="1")), 422, "kb=1")
+
+
+def test_generate_layout_photos_lays_copies_on_six_inch_paper(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    body = client.post("/generate_layout_photos", data=upload(astronaut_jpeg, height="413", width="295",
+                                                             dpi="300")).get_json()
+    assert body["status"] is True
+    sheet = from_data_url(body["image_base64"])
+    assert sheet.mode == "RGB" and sorted(sheet.size) == [1200, 1800]
+    assert body["pilotlight"]["copies"] >= 4
+
+
+def test_watermark_draws_the_text_and_refuses_glyphs_it_has_not(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    plain = np.asarray(image_of(astronaut_jpeg).convert("RGB")).astype(int)
+    response = client.post("/watermark?size=30&opacity=1&angle=0&color=%23ff0000&space=10",
+                           data=upload(astronaut_jpeg, text="Hello", dpi="300"))
+    body = response.get_json()
+    assert body["status"] is True, body
+    marked = np.asarray(from_data_url(body["image_base64"]).convert("RGB")).astype(int)
+    changed = np.abs(marked - plain).max(axis=2) > 40
+    assert 0.02 < changed.mean() < 0.6, changed.mean()
+    assert body["pilotlight"]["edits"] == [{"operation": "watermark", "asked": True, "text": "Hello"}]
+    hivision_error(client.post("/watermark", data=upload(astronaut_jpeg, text="仅供办证使用")), 400, "glyphs")
+    hivision_error(client.post("/watermark?opacity=2", data=upload(astronaut_jpeg)), 400, "opacity")
+
+
+def test_set_kb_writes_a_jpeg_of_at_most_kb(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    body = client.post("/set_kb", data=upload(astronaut_jpeg, kb="30", dpi="300")).get_json()
+    data = base64.b64decode(body["image_base64"][len(PREFIX):])
+    image = image_of(data)
+    assert image.format == "JPEG" and image.size == (512, 512) and len(data) <= 30 * 1024
+    assert round(image.info["dpi"][0]) == 300
+
+
+@pytest.mark.parametrize("route", HIVISION_ROUTES)
+def test_every_hivision_route_answers_bad_input_in_its_shape(client: FlaskClient, small_settings: Settings,
+                                                             route: str) -> None:
+    hivision_error(client.post(route, data={"input_image_base64": "@@ not base64 @@"}), 400, "base64")
+    hivision_error(client.post(route, data={"dpi": "300"}), 400, "input_image")
+    side = int(small_settings.max_image_pixels ** 0.5) + 10
+    huge = png_bytes(np.zeros((side, side, 4), np.uint8))
+    hivision_error(client.post(route, data=upload(huge)), 413)
+    hivision_error(client.post(route, data=upload(b"GIF89a not really")), 415)
+
+
+# -- the same server rules -------------------------------------------------------------------------------
+
+
+def test_api_keys_guard_the_drop_in_routes(small_settings: Settings, small_registry: Registry,
+                                           astronaut_jpeg: bytes) -> None:
+    app = create_app(dataclasses.replace(small_settings, api_keys=("s3cret",)), small_registry)
+    client = app.test_client()
+    refused = client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2netp"))
+    assert refused.status_code == 401 and "API key" in refused.get_json()["detail"]
+    for route in HIVISION_ROUTES:
+        body = hivision_error(client.post(route, data=upload(astronaut_jpeg)), 401, "API key")
+        assert body["code"] == "unauthorized"
+    key = {"Authorization": "Bearer s3cret"}
+    assert client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2netp"), headers=key).status_code == 200
+    assert client.post("/set_kb", data=upload(astronaut_jpeg), headers=key).get_json()["status"] is True
+
+
+def test_not_ready_is_the_fast_503(small_settings: Settings, astronaut_jpeg: bytes) -> None:
+    client = create_app(small_settings, Registry()).test_client()  # nothing loaded, preload mode
+    response = client.post("/api/remove", data=upload(astronaut_jpeg, "file"))
+    assert response.status_code == 503 and response.headers["Retry-After"] == "5"
+    for route in HIVISION_ROUTES:
+        response = client.post(route, data=upload(astronaut_jpeg))
+        hivision_error(response, 503, "loading")
+        assert response.headers["Retry-After"] == "5"
+
+
+class Full:
+    """An admission gate with no place left: every slot refused."""
+
+    @contextmanager
+    def slot(self, *, request: bool = True) -> Iterator[None]:
+        raise Busy("busy", "Every inference slot is taken.", details={"reason": "queue_full"})
+        yield
+
+    def describe(self) -> dict[str, object]:
+        return {}
+
+    def lanes_opened(self, threads: int) -> None:
+        return None
+
+
+def test_a_full_worker_refuses_every_drop_in_route_with_503(app: Flask, astronaut_jpeg: bytes) -> None:
+    Service.of(app).admission = Full()
+    client = app.test_client()
+    response = client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2netp"))
+    assert response.status_code == 503 and response.headers["Retry-After"] == "1"
+    for route in HIVISION_ROUTES:
+        response = client.post(route, data=upload(astronaut_jpeg))
+        hivision_error(response, 503, "slot")
+        assert response.headers["Retry-After"] == "1"
+
+
+def test_rembg_dc_estimates_the_colours_under_soft_edges(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    plain = np.asarray(image_of(client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2netp")).data))
+    clean = np.asarray(image_of(client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2netp",
+                                                                     dc="true")).data))
+    assert (plain[:, :, 3] == clean[:, :, 3]).all(), "the same alpha"
+    soft = (plain[:, :, 3] > 0) & (plain[:, :, 3] < 255)
+    assert soft.any() and np.abs(plain[soft][:, :3].astype(int) - clean[soft][:, :3]).max() > 10
