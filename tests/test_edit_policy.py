@@ -124,6 +124,47 @@ def test_the_loader_reads_a_policy(tmp_path: Path) -> None:
     assert spec.edit("crop_scale").allowed is None and spec.edit("crop_scale").apply
 
 
+def test_the_loader_refuses_a_forbidden_crop_without_what_to_do_instead(tmp_path: Path) -> None:
+    """Cropping and scaling is the edit no formatter can avoid: a spec that forbids it must say the
+    authority's own route, which the failing line then gives."""
+    forbidden = '{ policy = "forbidden", source = "x" }'
+    edits = "\n[specs.x-passport.edits]\n" + "".join(f"{operation} = {forbidden}\n" for operation in EDIT_OPERATIONS)
+    with pytest.raises(SpecDataError, match="crop_scale.*instead"):
+        load_table(_write(tmp_path, SPEC.replace('country = "XX"', 'country = "DE"') + edits))
+    said = edits.replace('crop_scale = { policy = "forbidden", source = "x" }',
+                         'crop_scale = { policy = "forbidden", source = "x", instead = "print it at size" }')
+    spec = load_table(_write(tmp_path, SPEC.replace('country = "XX"', 'country = "DE"') + said)).specs["x-passport"]
+    assert spec.edit("crop_scale").instead == "print it at size"
+    [line] = edit_checks([spec.edit("crop_scale")])
+    assert line.passed is False and line.advice.endswith("Instead, print it at size.")
+
+
+@pytest.mark.parametrize("spec", ALL, ids=IDS)
+def test_no_spec_forbids_the_unavoidable_crop_without_its_authoritys_words_and_route(spec) -> None:  # noqa: ANN001
+    policy = spec.edit("crop_scale")
+    if policy.policy == "forbidden":
+        assert policy.source is not None and policy.instead.strip(), spec.id
+        assert any(word in policy.source.quote.lower() for word in ("crop", "cut down")), spec.id
+
+
+@pytest.mark.parametrize("spec_id", ["ca-passport", "ca-visa"])
+def test_canada_frames_and_says_what_canada_asks(spec_id: str) -> None:
+    """Canada asks for a photo taken (and framed) by a commercial photographer; no Canadian words on
+    cropping were found, so no crop line fails every output: an information line says what Canada asks,
+    quoting its words, and the mirror is named as a mirror, not as IRCC."""
+    spec = SPECS[spec_id]
+    policy = spec.edit("crop_scale")
+    assert policy.policy == "silent" and policy.apply and "commercial photographer" in policy.source.quote
+    assert "commercial photographer" in policy.instead
+    lines = edit_checks([spec.edit(operation) for operation in ("crop_scale", "replace_background")])
+    assert [(line.name, line.kind, line.passed) for line in lines] == [
+        ("edit_crop_scale", "info", None), ("edit_replace_background", "edit", False)]
+    assert policy.source.quote in lines[0].advice and policy.instead in lines[0].advice
+    for other in spec.edits.values():
+        if other.source is not None and "etimes238" in other.source.url:
+            assert "mirror" in other.source.title and "not IRCC" in other.source.title
+
+
 # --- the frame kept inside the photo -----------------------------------------------------------
 
 def placement(*, roll: float, scale: float, origin: tuple[float, float], size: tuple[int, int] = (300, 400)) -> Placement:

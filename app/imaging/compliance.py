@@ -78,14 +78,6 @@ class Check:
         return out
 
 
-def in_band(value: float, band: tuple[float, float]) -> bool:
-    return band[0] <= value <= band[1]
-
-
-def band_text(band: tuple[float, float]) -> str:
-    return f"{band[0]:.3f}-{band[1]:.3f}"
-
-
 def crown_row(alpha: np.ndarray, *, x_range: tuple[float, float]) -> int | None:
     """Topmost row where at least 10% of the columns in `x_range` are person, or None."""
     x0, x1 = max(0, int(x_range[0])), min(alpha.shape[1], int(math.ceil(x_range[1])))
@@ -453,16 +445,21 @@ INSTEAD = {
 
 
 def edit_checks(applied: list[EditPolicy]) -> list[Check]:
-    """One failing line of kind "edit" per applied operation the spec's authority forbids, with
-    its words and what to do instead."""
+    """Per applied operation: a failing line of kind "edit" where the spec's authority forbids it, with
+    its words and what to do instead (the data's `instead`, else INSTEAD); an information line where
+    the authority is silent on it but the data says what its own route is (`instead`)."""
     out = []
     for policy in applied:
-        if policy.policy != "forbidden" or policy.source is None:
-            continue
-        source = policy.source
-        out.append(Check(f"edit_{policy.operation}", "applied", f"not allowed: {source.title}", False, kind="edit",
-                         advice=f"The authority refuses {OPERATION_WORDS[policy.operation]}: \u201c{source.quote}\u201d "
-                                f"({source.url}). Instead, {INSTEAD[policy.operation]}."))
+        source, words = policy.source, OPERATION_WORDS[policy.operation]
+        if policy.policy == "forbidden" and source is not None:
+            out.append(Check(f"edit_{policy.operation}", "applied", f"not allowed: {source.title}", False, kind="edit",
+                             advice=f"The authority refuses {words}: \u201c{source.quote}\u201d ({source.url}). "
+                                    f"Instead, {policy.instead or INSTEAD[policy.operation]}."))
+        elif policy.policy == "silent" and policy.instead:
+            said = "" if source is None else f" Its words: \u201c{source.quote}\u201d ({source.url})."
+            out.append(Check(f"edit_{policy.operation}", "applied", "the authority does not speak of it", None,
+                             kind="info", advice=f"No words of the authority on {words} were found.{said} "
+                                                 f"{policy.instead}"))
     return out
 
 

@@ -44,8 +44,10 @@ Edits (required): `[specs.X.edits]` gives each of `crop_scale`, `level`, `replac
 `extend_canvas` and `adjust_tone` as `{ policy = "allowed" | "forbidden", source = "key" }` (the
 authority's words), `{ policy = "silent", apply = true | false, note = "..." }` (the authority does
 not address it: what we do, and why; a `source` may give its general words), or
-`{ policy = "no_authority", note = "..." }` (no authority stands behind the spec). See
-`model.EditPolicy`.
+`{ policy = "no_authority", note = "..." }` (no authority stands behind the spec). `instead`
+(optional) says what to do for the authority's own route: required where `crop_scale`, the edit
+no formatter can avoid, is forbidden; on a silent edit it puts an information line in the report.
+See `model.EditPolicy`.
 
 A variant says `extends = "base-id"`: the base's table, with the variant's keys merged over it
 (tables key by key, any other value replaced). `aliases = ["old-id"]` lets `get_spec` answer to
@@ -79,6 +81,7 @@ from .model import (
 )
 
 ORDER_FILE = "order.toml"
+UNAVOIDABLE_EDIT = "crop_scale"  # making a photo of the size crops and scales it
 RULE_NAMES = VERTICAL_RULES + HORIZONTAL_RULES
 SOURCE_KEYS = frozenset({"extends", "title", "url", "quote"})
 BAND_KEYS = frozenset({"low", "high", "nominal", "tolerance", "source", "low_source", "high_source", "note"})
@@ -88,7 +91,7 @@ REQUIRED_SPEC_KEYS = ("name", "country", "width", "height", "dpi", "size_source"
 SPEC_KEYS = frozenset({"extends", "aliases", "crown", "head_width_of", "mouth_closed", "pose", "edits", "expression_source",
                        *REQUIRED_SPEC_KEYS,
                        *FILE_KEYS, *RULE_NAMES})
-EDIT_KEYS = frozenset({"policy", "source", "apply", "note"})
+EDIT_KEYS = frozenset({"policy", "source", "apply", "note", "instead"})
 SIZE_UNITS = ("mm", "cm", "in", "px")
 BAND_UNITS = ("mm", "cm", "in", "%", "px")
 FILE_UNITS = {"KB": 1, "kB": 1, "MB": 1024}
@@ -344,9 +347,12 @@ def _edits(where: str, table: dict[str, Any], sources: dict[str, Source]) -> dic
             raise SpecDataError(f"{here}: an {policy} edit is {'always' if implied else 'never'} applied; drop apply")
         key = entry.get("source")
         source = None if key is None else _ref(f"{here}.source", key, sources)
+        if operation == UNAVOIDABLE_EDIT and policy == "forbidden" and not entry.get("instead"):
+            raise SpecDataError(f"{here}: a forbidden {operation} (the edit no formatter can avoid) says what to do "
+                                "instead (instead = \"...\", the authority's own route)")
         try:
             edits[operation] = EditPolicy(operation, policy, apply, source=source, source_key=key,
-                                          note=entry.get("note", ""))
+                                          note=entry.get("note", ""), instead=entry.get("instead", ""))
         except ValueError as error:
             raise SpecDataError(f"{here}: {str(error).removeprefix(f'{operation}: ')}") from None
     return edits

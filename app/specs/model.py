@@ -402,6 +402,7 @@ class EditPolicy:
     does not address it; `source` may give its general words, `note` says what we chose and why),
     or "no_authority" (no authority stands behind the spec). `apply`: whether the pipeline applies
     the operation by default. `source_key`: the source's key in the spec data, for reports.
+    `instead`: the authority's own route where the edit is refused or not spoken of (a person's words).
     """
 
     operation: str
@@ -410,6 +411,7 @@ class EditPolicy:
     source: Source | None = None
     source_key: str | None = None
     note: str = ""
+    instead: str = ""
 
     def __post_init__(self) -> None:
         if self.operation not in EDIT_OPERATIONS:
@@ -436,7 +438,7 @@ class EditPolicy:
 
     def to_dict(self) -> dict[str, Any]:
         return {"operation": self.operation, "policy": self.policy, "allowed": self.allowed, "apply": self.apply,
-                "source": self.source_key, "note": self.note,
+                "source": self.source_key, "note": self.note, "instead": self.instead,
                 "source_detail": None if self.source is None else self.source.to_dict()}
 
 
@@ -453,7 +455,7 @@ def edit_policy_from_dict(data: dict[str, Any]) -> EditPolicy:
     detail = data.get("source_detail")
     return EditPolicy(operation=data["operation"], policy=data["policy"], apply=data["apply"],
                       source=None if detail is None else Source.from_dict(detail), source_key=data["source"],
-                      note=data.get("note", ""))
+                      note=data.get("note", ""), instead=data.get("instead", ""))
 
 
 # --- the spec ---------------------------------------------------------------------------------
