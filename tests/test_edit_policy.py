@@ -48,6 +48,29 @@ def test_no_strict_spec_replaces_extends_or_retones_by_default() -> None:
         assert spec.default_background == KEEP_BACKGROUND
 
 
+def test_no_strict_spec_straightens_the_head_by_default() -> None:
+    """A tilted head is judged on the photo as taken (the pose line), never rotated, wherever the
+    authority refuses edited photos or is ICAO's: de-passport and icao used to level alone."""
+    for spec_id in (*STRICT, "de-passport", "de-id-card", "icao", "schengen-visa"):
+        assert not SPECS[spec_id].edit("level").apply, spec_id
+
+
+def test_germany_follows_passv_anlage_8() -> None:
+    """PassV Anlage 8 (2025): retouching and filters refused, mouth closed, the face 70-80 % of the
+    photo's height from the chin tip to the top of the head (31.5-36 mm of 45 mm)."""
+    anlage = "https://www.gesetze-im-internet.de/passv_2007/anlage_8.html"
+    for spec_id in ("de-passport", "de-id-card"):
+        spec = SPECS[spec_id]
+        tone = spec.edit("adjust_tone")
+        assert tone.policy == "forbidden" and tone.source.url == anlage and "Retuschen/Filter" in tone.source.quote
+        assert spec.rules.mouth_closed and spec.expression_source.url == anlage
+        assert "der Mund geschlossen" in spec.expression_source.quote
+        head = spec.rules.head_height
+        assert (head.low, head.high) == pytest.approx((31.5, 36.0))
+        assert head.source.url == anlage and "70 bis 80 % der Höhe des Fotos" in head.source.quote
+        assert "Kinnspitze bis zum oberen Kopfende" in head.source.quote
+
+
 def test_where_no_authority_stands_behind_a_spec_the_one_click_change_stays() -> None:
     for spec_id in ("resume", "cn-1inch", "cn-2inch"):
         spec = SPECS[spec_id]
