@@ -101,6 +101,7 @@ SPEC = '''
 title = "X, photo rules"
 url = "https://x.example/photo"
 quote = "Photos must not be altered."
+kind = "primary"
 
 [specs.x-passport]
 name = "X passport"

@@ -9,6 +9,7 @@ CV photo), plus `order.toml`:
     title = "BMI / Bundesdruckerei 'Fotomustertafel' ..."
     url = "https://..."            # may be left out for a rule of ours (title "pilotlight default: ...")
     quote = "Die Gesichtshöhe muss 70 - 80 % des Fotos einnehmen. ..."   # the authority's words
+    kind = "copy"                  # primary, copy, secondary or none: see model.Source (inherited by extends)
 
     [sources.de-size]
     extends = "de-head"            # same title and url; its own quote
@@ -71,6 +72,7 @@ from .model import (
     HORIZONTAL_RULES,
     MM_PER_INCH,
     PILOTLIGHT_URL,
+    SOURCE_KINDS,
     VERTICAL_RULES,
     Band,
     PhotoSpec,
@@ -83,7 +85,7 @@ from .model import (
 ORDER_FILE = "order.toml"
 UNAVOIDABLE_EDIT = "crop_scale"  # making a photo of the size crops and scales it
 RULE_NAMES = VERTICAL_RULES + HORIZONTAL_RULES
-SOURCE_KEYS = frozenset({"extends", "title", "url", "quote"})
+SOURCE_KEYS = frozenset({"extends", "title", "url", "quote", "kind"})
 BAND_KEYS = frozenset({"low", "high", "nominal", "tolerance", "source", "low_source", "high_source", "note"})
 POSE_KEYS = frozenset({"max_yaw_deg", "max_pitch_deg", "max_roll_deg", "source"})
 FILE_KEYS = ("min_px", "max_px", "min_file_size", "max_file_size", "file_source")
@@ -229,14 +231,14 @@ def _resolve(section: str, key: str, raw: _Raw, chain: tuple[str, ...] = ()) -> 
 def _source(key: str, raw: _Raw) -> Source:
     where = f"{raw[key][0]}: sources.{key}"
     table = _resolve("sources", key, raw)
-    for name in ("title", "quote"):
+    for name in ("title", "quote", "kind"):
         if name not in table:
-            raise SpecDataError(f"{where}: missing {name}")
+            raise SpecDataError(f"{where}: missing {name}" + (f" ({', '.join(SOURCE_KINDS)})" if name == "kind" else ""))
     ours = isinstance(table["title"], str) and table["title"].startswith(DEFAULT_PREFIX)
     if "url" not in table and not ours:
         raise SpecDataError(f"{where}: missing url (only a rule of ours, titled {DEFAULT_PREFIX!r}, may leave it out)")
     try:
-        return Source(title=table["title"], url=table.get("url", PILOTLIGHT_URL), quote=table["quote"])
+        return Source(title=table["title"], url=table.get("url", PILOTLIGHT_URL), quote=table["quote"], kind=table["kind"])
     except ValueError as error:
         raise SpecDataError(f"{where}: {error}") from None
 
