@@ -115,3 +115,23 @@ def test_the_command_prints_every_spec_and_the_totals(capsys: pytest.CaptureFixt
     for spec_id, spec in SPECS.items():
         assert rows[spec_id] == [kind_counts(spec)[kind] for kind in SOURCE_KINDS]
     assert main([]) == 2
+
+
+@pytest.mark.parametrize(("spec_id", "cited", "address", "kind"), [
+    ("us-visa", "expression", "https://travel.state.gov/content/travel/en/us-visas/", "primary"),
+    ("us-visa", "adjust_tone", "https://fam.state.gov/fam/09FAM/09FAM030306.html", "primary"),
+    ("us-visa", "replace_background", "https://abudhabi.usembassy.gov/", "primary"),
+    ("us-passport", "replace_background", "https://docmgmt.miamibeachfl.gov/", "copy"),
+    ("uk-passport", "expression", "https://gov.tc/", "copy"),
+    ("uk-passport", "adjust_tone", "https://gov.tc/", "copy"),
+    ("ca-passport", "expression", "https://www.canada.ca/", "primary"),
+    ("ca-visa", "crop_scale", "https://www.canada.ca/", "primary"),
+    ("ca-visa", "adjust_tone", "https://fr.scribd.com/", "copy"),
+    ("au-passport", "adjust_tone", "https://www.passports.gov.au/", "primary"),
+    ("de-passport", "expression", "https://www.gesetze-im-internet.de/passv_2007/anlage_8.html", "primary"),
+    ("de-passport", "adjust_tone", "https://www.gesetze-im-internet.de/passv_2007/anlage_8.html", "primary"),
+])
+def test_where_an_official_page_was_found_the_spec_cites_it(spec_id: str, cited: str, address: str, kind: str) -> None:
+    spec = SPECS[spec_id]
+    source = spec.expression_source if cited == "expression" else spec.edit(cited).source
+    assert source is not None and source.url.startswith(address) and source.kind == kind, source
