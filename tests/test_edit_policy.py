@@ -184,6 +184,7 @@ def test_canada_frames_and_says_what_canada_asks(spec_id: str) -> None:
     assert [(line.name, line.kind, line.passed) for line in lines] == [
         ("edit_crop_scale", "info", None), ("edit_replace_background", "edit", False)]
     assert policy.source.quote in lines[0].advice and policy.instead in lines[0].advice
+    assert policy.source.title in lines[0].advice  # where the words were read: a mirror says it is one
     for other in spec.edits.values():
         if other.source is not None and "etimes238" in other.source.url:
             assert "mirror" in other.source.title and "not IRCC" in other.source.title

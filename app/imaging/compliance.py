@@ -451,10 +451,10 @@ def edit_checks(applied: list[EditPolicy]) -> list[Check]:
         source, words = policy.source, OPERATION_WORDS[policy.operation]
         if policy.policy == "forbidden" and source is not None:
             out.append(Check(f"edit_{policy.operation}", "applied", f"not allowed: {source.title}", False, kind="edit",
-                             advice=f"The authority refuses {words}: \u201c{source.quote}\u201d ({source.url}). "
-                                    f"Instead, {policy.instead or INSTEAD[policy.operation]}."))
+                             advice=f"The authority refuses {words}: \u201c{source.quote}\u201d ({source.title}, "
+                                    f"{source.url}). Instead, {policy.instead or INSTEAD[policy.operation]}."))
         elif policy.policy == "silent" and policy.instead:
-            said = "" if source is None else f" Its words: \u201c{source.quote}\u201d ({source.url})."
+            said = "" if source is None else f" What it asks: \u201c{source.quote}\u201d ({source.title}, {source.url})."
             out.append(Check(f"edit_{policy.operation}", "applied", "the authority does not speak of it", None,
                              kind="info", advice=f"No words of the authority on {words} were found.{said} "
                                                  f"{policy.instead}"))
