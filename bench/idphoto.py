@@ -446,14 +446,14 @@ def capture_main(folder: Path) -> None:
             out(f"| {label}{'' if real else ' (copies: ' + str(group[0]['copy']) + ')'} | {len(group)} | "
                 f"{right} ({100 * right / len(group):.0f} %) | {wrong or '-'} |")
     out()
-    out("| portrait | label | sharpness | luminance | black share | white share | darker half / brighter |")
+    out("| portrait | label | sharpness | highlights | clipped to black (lit half) | washed out | darker half / brighter |")
     out("|---|---|---|---|---|---|---|")
     for r in rows:
         if r["copy"] is None:
             v = r["values"]
             exposure = v["capture_exposure"]
-            out(f"| {r['portrait']} | {r['label']} | {v['capture_sharpness']:.2f} | {exposure['luminance']:.3f} | "
-                f"{exposure['dark']:.4f} | {exposure['bright']:.4f} | {v['capture_lighting']:.3f} |")
+            out(f"| {r['portrait']} | {r['label']} | {v['capture_sharpness']:.2f} | {exposure['highlights']:.3f} | "
+                f"{exposure['clipped_black']:.4f} | {exposure['washed_out']:.4f} | {v['capture_lighting']:.3f} |")
 
 
 def expression_main(folder: Path) -> None:

@@ -48,6 +48,29 @@ def test_no_strict_spec_replaces_extends_or_retones_by_default() -> None:
         assert spec.default_background == KEEP_BACKGROUND
 
 
+def test_no_strict_spec_straightens_the_head_by_default() -> None:
+    """A tilted head is judged on the photo as taken (the pose line), never rotated, wherever the
+    authority refuses edited photos or is ICAO's: de-passport and icao used to level alone."""
+    for spec_id in (*STRICT, "de-passport", "de-id-card", "icao", "schengen-visa"):
+        assert not SPECS[spec_id].edit("level").apply, spec_id
+
+
+def test_germany_follows_passv_anlage_8() -> None:
+    """PassV Anlage 8 (2025): retouching and filters refused, mouth closed, the face 70-80 % of the
+    photo's height from the chin tip to the top of the head (31.5-36 mm of 45 mm)."""
+    anlage = "https://www.gesetze-im-internet.de/passv_2007/anlage_8.html"
+    for spec_id in ("de-passport", "de-id-card"):
+        spec = SPECS[spec_id]
+        tone = spec.edit("adjust_tone")
+        assert tone.policy == "forbidden" and tone.source.url == anlage and "Retuschen/Filter" in tone.source.quote
+        assert spec.rules.mouth_closed and spec.expression_source.url == anlage
+        assert "der Mund geschlossen" in spec.expression_source.quote
+        head = spec.rules.head_height
+        assert (head.low, head.high) == pytest.approx((31.5, 36.0))
+        assert head.source.url == anlage and "70 bis 80 % der Höhe des Fotos" in head.source.quote
+        assert "Kinnspitze bis zum oberen Kopfende" in head.source.quote
+
+
 def test_where_no_authority_stands_behind_a_spec_the_one_click_change_stays() -> None:
     for spec_id in ("resume", "cn-1inch", "cn-2inch"):
         spec = SPECS[spec_id]
@@ -78,6 +101,7 @@ SPEC = '''
 title = "X, photo rules"
 url = "https://x.example/photo"
 quote = "Photos must not be altered."
+kind = "primary"
 
 [specs.x-passport]
 name = "X passport"
@@ -122,6 +146,48 @@ def test_the_loader_reads_a_policy(tmp_path: Path) -> None:
     assert spec.default_background == KEEP_BACKGROUND
     assert spec.edit("replace_background").source_key == "x" and spec.edit("replace_background").allowed is False
     assert spec.edit("crop_scale").allowed is None and spec.edit("crop_scale").apply
+
+
+def test_the_loader_refuses_a_forbidden_crop_without_what_to_do_instead(tmp_path: Path) -> None:
+    """Cropping and scaling is the edit no formatter can avoid: a spec that forbids it must say the
+    authority's own route, which the failing line then gives."""
+    forbidden = '{ policy = "forbidden", source = "x" }'
+    edits = "\n[specs.x-passport.edits]\n" + "".join(f"{operation} = {forbidden}\n" for operation in EDIT_OPERATIONS)
+    with pytest.raises(SpecDataError, match="crop_scale.*instead"):
+        load_table(_write(tmp_path, SPEC.replace('country = "XX"', 'country = "DE"') + edits))
+    said = edits.replace('crop_scale = { policy = "forbidden", source = "x" }',
+                         'crop_scale = { policy = "forbidden", source = "x", instead = "print it at size" }')
+    spec = load_table(_write(tmp_path, SPEC.replace('country = "XX"', 'country = "DE"') + said)).specs["x-passport"]
+    assert spec.edit("crop_scale").instead == "print it at size"
+    [line] = edit_checks([spec.edit("crop_scale")])
+    assert line.passed is False and line.advice.endswith("Instead, print it at size.")
+
+
+@pytest.mark.parametrize("spec", ALL, ids=IDS)
+def test_no_spec_forbids_the_unavoidable_crop_without_its_authoritys_words_and_route(spec) -> None:  # noqa: ANN001
+    policy = spec.edit("crop_scale")
+    if policy.policy == "forbidden":
+        assert policy.source is not None and policy.instead.strip(), spec.id
+        assert any(word in policy.source.quote.lower() for word in ("crop", "cut down")), spec.id
+
+
+@pytest.mark.parametrize("spec_id", ["ca-passport", "ca-visa"])
+def test_canada_frames_and_says_what_canada_asks(spec_id: str) -> None:
+    """Canada asks for a photo taken (and framed) by a commercial photographer; no Canadian words on
+    cropping were found, so no crop line fails every output: an information line says what Canada asks,
+    quoting its words, and the mirror is named as a mirror, not as IRCC."""
+    spec = SPECS[spec_id]
+    policy = spec.edit("crop_scale")
+    assert policy.policy == "silent" and policy.apply and "commercial photographer" in policy.source.quote
+    assert "commercial photographer" in policy.instead
+    lines = edit_checks([spec.edit(operation) for operation in ("crop_scale", "replace_background")])
+    assert [(line.name, line.kind, line.passed) for line in lines] == [
+        ("edit_crop_scale", "info", None), ("edit_replace_background", "edit", False)]
+    assert policy.source.quote in lines[0].advice and policy.instead in lines[0].advice
+    assert policy.source.title in lines[0].advice  # where the words were read: a mirror says it is one
+    for other in spec.edits.values():
+        if other.source is not None and "etimes238" in other.source.url:
+            assert "mirror" in other.source.title and "not IRCC" in other.source.title
 
 
 # --- the frame kept inside the photo -----------------------------------------------------------

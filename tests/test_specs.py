@@ -174,7 +174,7 @@ def _mm(spec_id: str) -> tuple[float, float]:
         ("au-passport", (32, 36)),
         ("jp-passport", (32, 36)),
         ("kr-passport", (32, 36)),
-        ("de-passport", (32, 36)),
+        ("de-passport", (31.5, 36)),  # PassV Anlage 8 (2025): 70-80 % of 45 mm
         ("fr-passport", (32, 36)),
         ("cn-passport", (28, 33)),
         ("cn-visa", (28, 33)),

@@ -61,6 +61,13 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
     ("us-dv-lottery", "us-diversity-visa-dv-lottery", "head_height_mm"): (
         "Same page and same '22 mm' as the DS-160 entry; we apply 50-69 % of the height."
     ),
+    ("de-passport", "de-passport", "head_height_mm"): (
+        "The dataset reads the older Fotomustertafel's '32 - 36 mm'; PassV Anlage 8 (2025) gives only '70 bis 80 % "
+        "der Höhe des Fotos', which we apply: 31.5-36 mm of 45 mm (the dataset's head_height_pct agrees)."
+    ),
+    ("de-id-card", "de-id-card-personalausweis", "head_height_mm"): (
+        "The same Anlage 8 figure as the passport: 70-80 % of 45 mm, 31.5-36 mm."
+    ),
     ("nz-passport", "nz-passport-digital", "file_size"): (
         "The dataset records 250 KB - 5 MB; the stored passports.govt.nz 'Electronic photo standards' page "
         "says 'Greater than 500kb and less than 10MB', which we use."
@@ -194,9 +201,10 @@ def test_disagreements_are_exactly_the_explained_ones() -> None:
 def test_the_cross_check_compares_the_head_rules() -> None:
     results = _results()
     head = {key: agrees for key, agrees in results.items() if key[2].startswith("head_height")}
-    # every pair whose dataset entry states a head rule is compared, and most agree
+    # every pair whose dataset entry states a head rule is compared, and most agree (Germany's two
+    # disagree on purpose: the dataset reads the older 32-36 mm, we PassV Anlage 8's 70-80 %)
     assert len(head) >= 14
-    assert sum(head.values()) >= 11
+    assert sum(head.values()) >= 9
     assert sum(results.values()) >= 40
 
 

@@ -115,18 +115,22 @@ def test_the_checks_catch_an_unused_source_and_a_number_the_quote_lacks(tmp_path
 title = "Authority"
 url = "https://example.org"
 quote = "between 32 and 36 mm"
+kind = "primary"
 [sources.size]
 title = "Authority"
 url = "https://example.org"
 quote = "45 mm x 35 mm"
+kind = "primary"
 [sources.spare]
 title = "Authority"
 url = "https://example.org"
 quote = "the eyes 20-30 mm above the bottom edge"
+kind = "primary"
 [sources.eyes]
 title = "Authority"
 url = "https://example.org"
 quote = "the eye line between 20 and 30 from the bottom"
+kind = "primary"
 [specs.x]
 name = "X"
 country = "DE"

@@ -14,6 +14,7 @@ BASE = """\
 title = "Authority, page"
 url = "https://example.org/page"
 quote = "between 32 and 36 mm"
+kind = "primary"
 
 [sources.size]
 extends = "head"
@@ -22,6 +23,7 @@ quote = "35 x 45 mm"
 [sources.ours]
 title = "pilotlight default: authority states no rule"
 quote = "our reason"
+kind = "none"
 
 [specs.base]
 name = "Base"
@@ -209,7 +211,7 @@ def test_extends_errors(tmp_path: Path) -> None:
 
 
 def test_each_key_is_defined_once_across_files(tmp_path: Path) -> None:
-    other = '[sources.head]\ntitle = "T"\nurl = "https://example.org"\nquote = "q"\n'
+    other = '[sources.head]\ntitle = "T"\nurl = "https://example.org"\nquote = "q"\nkind = "primary"\n'
     assert _error(tmp_path, {"de.toml": BASE, "fr.toml": other}).startswith(
         "fr.toml: sources.head: already defined in de.toml"
     )

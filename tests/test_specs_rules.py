@@ -213,15 +213,15 @@ def test_pixel_size_inside_the_stated_window(spec: PhotoSpec) -> None:
 
 # --- validation ---------------------------------------------------------------------------------
 
-SOURCE = Source(title="Authority, page", url="https://example.org/page", quote="between 1 and 2 mm")
+SOURCE = Source(title="Authority, page", url="https://example.org/page", quote="between 1 and 2 mm", kind="primary")
 
 
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"title": "", "url": "https://example.org", "quote": "q"},
-        {"title": "t", "url": "example.org", "quote": "q"},
-        {"title": "t", "url": "https://example.org", "quote": "  "},
+        {"title": "", "url": "https://example.org", "quote": "q", "kind": "primary"},
+        {"title": "t", "url": "example.org", "quote": "q", "kind": "primary"},
+        {"title": "t", "url": "https://example.org", "quote": "  ", "kind": "primary"},
     ],
 )
 def test_source_rejects_missing_parts(kwargs: dict[str, str]) -> None:

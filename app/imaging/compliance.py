@@ -78,14 +78,6 @@ class Check:
         return out
 
 
-def in_band(value: float, band: tuple[float, float]) -> bool:
-    return band[0] <= value <= band[1]
-
-
-def band_text(band: tuple[float, float]) -> str:
-    return f"{band[0]:.3f}-{band[1]:.3f}"
-
-
 def crown_row(alpha: np.ndarray, *, x_range: tuple[float, float]) -> int | None:
     """Topmost row where at least 10% of the columns in `x_range` are person, or None."""
     x0, x1 = max(0, int(x_range[0])), min(alpha.shape[1], int(math.ceil(x_range[1])))
@@ -336,36 +328,34 @@ CAPTURE_SOURCES = {
                 "ISO/IEC 19794-5-2013, table C.8 (a copy at https://ajdocs.ru/gsp/34565/97) measures the uniformity "
                 "of the light as the difference of exposure between the right and the left half of the face",
 }
-# A dim face: its mean luminance under DIM_LUMINANCE *and* more than DIM_DARK_SHARE of it crushed to
-# black (luminance 0-25). Both, so that a well-lit dark skin (a low mean, no crushed pixels) is never
-# called dim. The labelled dim portrait: 0.254 and 4.8 %; the well-lit corpus faces: means 0.38-0.73,
-# crushed shares up to 1.5 %. No corpus face has dark skin near the limit: the crushed share is what
-# keeps that case safe, held by a unit test on the measures (tests/test_quality.py), not by a photo.
-DIM_LUMINANCE = 0.30
-DIM_DARK_SHARE = 0.02
+# Exposure is judged on what the camera recorded, never on how dark the skin is: the lit half's
+# pixels clipped to black, washed-out pixels, and the lit half's highlights (an eye white and the
+# skin's own highlights, bright under good light on every skin). A half in shadow is the lighting
+# line's fault, not exposure's. Thresholds and their corpus figures: app.imaging.quality.
 
 
 def capture_checks(components: Sequence[dict]) -> list[Check]:
     """Judged lines from the capture-quality measures of the original's face (`quality.assess`):
-    `capture_sharpness`, `capture_exposure` (dim, crushed or washed out) and `capture_lighting` (one
-    side of the face in shadow). Nothing when the face could not be measured."""
+    `capture_sharpness`, `capture_exposure` (dark highlights, the lit half clipped to black, washed out)
+    and `capture_lighting` (one side of the face in shadow). Nothing when the face could not be measured."""
     found = {str(c["name"]): c for c in components}
     if "sharpness" not in found:
         return []
-    sharp, luminance = found["sharpness"], found["luminance"]
+    sharp, luminance, highlights = found["sharpness"], found["luminance"], found["highlights"]
     dark, bright, even = found["under_exposure"], found["over_exposure"], found["illumination_uniformity"]
-    dim = float(luminance["value"]) < DIM_LUMINANCE and float(dark["value"]) > DIM_DARK_SHARE
-    exposed = not dim and all(c["passed"] is not False for c in (luminance, dark, bright))
-    worst = luminance if dim or luminance["passed"] is False else dark if dark["passed"] is False else bright
+    exposure = (highlights, dark, bright, luminance)  # in the order their advice is given
+    exposed = all(c["passed"] is not False for c in exposure)
+    worst = next((c for c in exposure if c["passed"] is False), highlights)
     return [
         Check("capture_sharpness", sharp["value"], f">= {sharp['threshold']['min']} (our measure; {CAPTURE_SOURCES['sharpness']})",
               sharp["passed"], kind="quality", advice=None if sharp["passed"] is not False else sharp["advice"]),
-        Check("capture_exposure", {"luminance": luminance["value"], "dark": dark["value"], "bright": bright["value"]},
-              f"mean face luminance {luminance['threshold']['min']}-{luminance['threshold']['max']}, not under "
-              f"{DIM_LUMINANCE} with over {DIM_DARK_SHARE:.0%} of the face black; at most {dark['threshold']['max']:.0%} "
-              f"black and {bright['threshold']['max']:.0%} white (our thresholds; {CAPTURE_SOURCES['exposure']})",
-              exposed, kind="quality",
-              advice=None if exposed else worst["advice"]),
+        Check("capture_exposure", {"highlights": highlights["value"], "clipped_black": dark["value"],
+                                   "washed_out": bright["value"], "luminance": luminance["value"]},
+              f"the lit half's brightest 1 % at least {highlights['threshold']['min']}; at most "
+              f"{dark['threshold']['max']:.0%} of its lit half clipped to black and {bright['threshold']['max']:.0%} "
+              f"washed out; mean under {luminance['threshold']['max']} (our thresholds, on what the camera recorded, "
+              f"not the skin's tone; {CAPTURE_SOURCES['exposure']})",
+              exposed, kind="quality", advice=None if exposed else worst["advice"]),
         Check("capture_lighting", even["value"], f">= {even['threshold']['min']}, the darker half of the face over the "
               f"brighter (our threshold; {CAPTURE_SOURCES['lighting']})", even["passed"], kind="quality",
               advice=None if even["passed"] is not False else even["advice"]),
@@ -453,16 +443,21 @@ INSTEAD = {
 
 
 def edit_checks(applied: list[EditPolicy]) -> list[Check]:
-    """One failing line of kind "edit" per applied operation the spec's authority forbids, with
-    its words and what to do instead."""
+    """Per applied operation: a failing line of kind "edit" where the spec's authority forbids it, with
+    its words and what to do instead (the data's `instead`, else INSTEAD); an information line where
+    the authority is silent on it but the data says what its own route is (`instead`)."""
     out = []
     for policy in applied:
-        if policy.policy != "forbidden" or policy.source is None:
-            continue
-        source = policy.source
-        out.append(Check(f"edit_{policy.operation}", "applied", f"not allowed: {source.title}", False, kind="edit",
-                         advice=f"The authority refuses {OPERATION_WORDS[policy.operation]}: \u201c{source.quote}\u201d "
-                                f"({source.url}). Instead, {INSTEAD[policy.operation]}."))
+        source, words = policy.source, OPERATION_WORDS[policy.operation]
+        if policy.policy == "forbidden" and source is not None:
+            out.append(Check(f"edit_{policy.operation}", "applied", f"not allowed: {source.title}", False, kind="edit",
+                             advice=f"The authority refuses {words}: \u201c{source.quote}\u201d ({source.title}, "
+                                    f"{source.url}). Instead, {policy.instead or INSTEAD[policy.operation]}."))
+        elif policy.policy == "silent" and policy.instead:
+            said = "" if source is None else f" What it asks: \u201c{source.quote}\u201d ({source.title}, {source.url})."
+            out.append(Check(f"edit_{policy.operation}", "applied", "the authority does not speak of it", None,
+                             kind="info", advice=f"No words of the authority on {words} were found.{said} "
+                                                 f"{policy.instead}"))
     return out
 
 

@@ -9,6 +9,7 @@ CV photo), plus `order.toml`:
     title = "BMI / Bundesdruckerei 'Fotomustertafel' ..."
     url = "https://..."            # may be left out for a rule of ours (title "pilotlight default: ...")
     quote = "Die Gesichtshöhe muss 70 - 80 % des Fotos einnehmen. ..."   # the authority's words
+    kind = "copy"                  # primary, copy, secondary or none: see model.Source (inherited by extends)
 
     [sources.de-size]
     extends = "de-head"            # same title and url; its own quote
@@ -44,8 +45,10 @@ Edits (required): `[specs.X.edits]` gives each of `crop_scale`, `level`, `replac
 `extend_canvas` and `adjust_tone` as `{ policy = "allowed" | "forbidden", source = "key" }` (the
 authority's words), `{ policy = "silent", apply = true | false, note = "..." }` (the authority does
 not address it: what we do, and why; a `source` may give its general words), or
-`{ policy = "no_authority", note = "..." }` (no authority stands behind the spec). See
-`model.EditPolicy`.
+`{ policy = "no_authority", note = "..." }` (no authority stands behind the spec). `instead`
+(optional) says what to do for the authority's own route: required where `crop_scale`, the edit
+no formatter can avoid, is forbidden; on a silent edit it puts an information line in the report.
+See `model.EditPolicy`.
 
 A variant says `extends = "base-id"`: the base's table, with the variant's keys merged over it
 (tables key by key, any other value replaced). `aliases = ["old-id"]` lets `get_spec` answer to
@@ -69,6 +72,7 @@ from .model import (
     HORIZONTAL_RULES,
     MM_PER_INCH,
     PILOTLIGHT_URL,
+    SOURCE_KINDS,
     VERTICAL_RULES,
     Band,
     PhotoSpec,
@@ -79,8 +83,9 @@ from .model import (
 )
 
 ORDER_FILE = "order.toml"
+UNAVOIDABLE_EDIT = "crop_scale"  # making a photo of the size crops and scales it
 RULE_NAMES = VERTICAL_RULES + HORIZONTAL_RULES
-SOURCE_KEYS = frozenset({"extends", "title", "url", "quote"})
+SOURCE_KEYS = frozenset({"extends", "title", "url", "quote", "kind"})
 BAND_KEYS = frozenset({"low", "high", "nominal", "tolerance", "source", "low_source", "high_source", "note"})
 POSE_KEYS = frozenset({"max_yaw_deg", "max_pitch_deg", "max_roll_deg", "source"})
 FILE_KEYS = ("min_px", "max_px", "min_file_size", "max_file_size", "file_source")
@@ -88,7 +93,7 @@ REQUIRED_SPEC_KEYS = ("name", "country", "width", "height", "dpi", "size_source"
 SPEC_KEYS = frozenset({"extends", "aliases", "crown", "head_width_of", "mouth_closed", "pose", "edits", "expression_source",
                        *REQUIRED_SPEC_KEYS,
                        *FILE_KEYS, *RULE_NAMES})
-EDIT_KEYS = frozenset({"policy", "source", "apply", "note"})
+EDIT_KEYS = frozenset({"policy", "source", "apply", "note", "instead"})
 SIZE_UNITS = ("mm", "cm", "in", "px")
 BAND_UNITS = ("mm", "cm", "in", "%", "px")
 FILE_UNITS = {"KB": 1, "kB": 1, "MB": 1024}
@@ -226,14 +231,14 @@ def _resolve(section: str, key: str, raw: _Raw, chain: tuple[str, ...] = ()) -> 
 def _source(key: str, raw: _Raw) -> Source:
     where = f"{raw[key][0]}: sources.{key}"
     table = _resolve("sources", key, raw)
-    for name in ("title", "quote"):
+    for name in ("title", "quote", "kind"):
         if name not in table:
-            raise SpecDataError(f"{where}: missing {name}")
+            raise SpecDataError(f"{where}: missing {name}" + (f" ({', '.join(SOURCE_KINDS)})" if name == "kind" else ""))
     ours = isinstance(table["title"], str) and table["title"].startswith(DEFAULT_PREFIX)
     if "url" not in table and not ours:
         raise SpecDataError(f"{where}: missing url (only a rule of ours, titled {DEFAULT_PREFIX!r}, may leave it out)")
     try:
-        return Source(title=table["title"], url=table.get("url", PILOTLIGHT_URL), quote=table["quote"])
+        return Source(title=table["title"], url=table.get("url", PILOTLIGHT_URL), quote=table["quote"], kind=table["kind"])
     except ValueError as error:
         raise SpecDataError(f"{where}: {error}") from None
 
@@ -344,9 +349,12 @@ def _edits(where: str, table: dict[str, Any], sources: dict[str, Source]) -> dic
             raise SpecDataError(f"{here}: an {policy} edit is {'always' if implied else 'never'} applied; drop apply")
         key = entry.get("source")
         source = None if key is None else _ref(f"{here}.source", key, sources)
+        if operation == UNAVOIDABLE_EDIT and policy == "forbidden" and not entry.get("instead"):
+            raise SpecDataError(f"{here}: a forbidden {operation} (the edit no formatter can avoid) says what to do "
+                                "instead (instead = \"...\", the authority's own route)")
         try:
             edits[operation] = EditPolicy(operation, policy, apply, source=source, source_key=key,
-                                          note=entry.get("note", ""))
+                                          note=entry.get("note", ""), instead=entry.get("instead", ""))
         except ValueError as error:
             raise SpecDataError(f"{here}: {str(error).removeprefix(f'{operation}: ')}") from None
     return edits

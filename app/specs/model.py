@@ -72,6 +72,7 @@ DEFAULT_PREFIX = "pilotlight default:"
 # The address of a rule that is ours and has no authority page behind it (trade conventions,
 # custom sizes). Every other Source has an http(s) address.
 PILOTLIGHT_URL = "pilotlight:app/specs/data"
+SOURCE_KINDS = ("primary", "copy", "secondary", "none")  # see Source.kind
 CROWN_MEANINGS = ("hair", "skull", "unstated")
 WIDTH_MEANINGS = ("face", "head")
 
@@ -100,14 +101,19 @@ class Source:
     """Where a bound comes from.
 
     `title`: authority and document or page title (and, where we read it in someone else's stored
-    copy, whose). `url`: the authority's address, or PILOTLIGHT_URL for a rule with no authority.
-    `quote`: the authority's own words the bound comes from, short and verbatim. For a rule that is
-    ours, `title` starts with "pilotlight default:" and `quote` gives our reason.
+    copy, whose). `url`: the address the words were read at, or PILOTLIGHT_URL for a rule with no
+    authority. `quote`: the authority's own words the bound comes from, short and verbatim. For a
+    rule that is ours, `title` starts with "pilotlight default:" and `quote` gives our reason.
+    `kind` (SOURCE_KINDS): "primary" (the authority's own page or document), "copy" (its text hosted
+    by someone else: an uploaded or cached document, another government office relaying it),
+    "secondary" (someone's account of it: blogs, news, photographers' pages, mirror sites, data
+    packages quoting it) or "none" (a rule of ours: no words of the authority were found).
     """
 
     title: str
     url: str
     quote: str
+    kind: str
 
     def __post_init__(self) -> None:
         for label in ("title", "url", "quote"):
@@ -116,6 +122,10 @@ class Source:
                 raise ValueError(f"Source.{label} must be a non-empty string")
         if not (self.url.startswith(("https://", "http://")) or self.url == PILOTLIGHT_URL):
             raise ValueError(f"Source.url must be an http(s) address or {PILOTLIGHT_URL!r}")
+        if self.kind not in SOURCE_KINDS:
+            raise ValueError(f"Source.kind must be one of {', '.join(SOURCE_KINDS)}, not {self.kind!r}")
+        if (self.kind == "none") != self.is_default:
+            raise ValueError(f"Source.kind is 'none' exactly for a rule of ours (a title starting {DEFAULT_PREFIX!r})")
 
     @property
     def is_default(self) -> bool:
@@ -123,11 +133,12 @@ class Source:
         return self.title.startswith(DEFAULT_PREFIX)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"title": self.title, "url": self.url, "quote": self.quote, "default": self.is_default}
+        return {"title": self.title, "url": self.url, "quote": self.quote, "kind": self.kind,
+                "default": self.is_default}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Source:
-        return cls(title=data["title"], url=data["url"], quote=data["quote"])
+        return cls(title=data["title"], url=data["url"], quote=data["quote"], kind=data["kind"])
 
 
 @dataclass(frozen=True)
@@ -230,6 +241,7 @@ ISO_POSE = Source(
         'According to section "7.2.2 Pose" in the standard, the angles should be +/- 5 degrees from '
         "frontal in pitch and yaw, less than +/- 8 degrees from frontal in roll."
     ),
+    kind="none",
 )
 
 VERTICAL_RULES = ("head_height", "eye_line", "crown_margin", "chin_margin")
@@ -402,6 +414,7 @@ class EditPolicy:
     does not address it; `source` may give its general words, `note` says what we chose and why),
     or "no_authority" (no authority stands behind the spec). `apply`: whether the pipeline applies
     the operation by default. `source_key`: the source's key in the spec data, for reports.
+    `instead`: the authority's own route where the edit is refused or not spoken of (a person's words).
     """
 
     operation: str
@@ -410,6 +423,7 @@ class EditPolicy:
     source: Source | None = None
     source_key: str | None = None
     note: str = ""
+    instead: str = ""
 
     def __post_init__(self) -> None:
         if self.operation not in EDIT_OPERATIONS:
@@ -436,7 +450,7 @@ class EditPolicy:
 
     def to_dict(self) -> dict[str, Any]:
         return {"operation": self.operation, "policy": self.policy, "allowed": self.allowed, "apply": self.apply,
-                "source": self.source_key, "note": self.note,
+                "source": self.source_key, "note": self.note, "instead": self.instead,
                 "source_detail": None if self.source is None else self.source.to_dict()}
 
 
@@ -453,7 +467,7 @@ def edit_policy_from_dict(data: dict[str, Any]) -> EditPolicy:
     detail = data.get("source_detail")
     return EditPolicy(operation=data["operation"], policy=data["policy"], apply=data["apply"],
                       source=None if detail is None else Source.from_dict(detail), source_key=data["source"],
-                      note=data.get("note", ""))
+                      note=data.get("note", ""), instead=data.get("instead", ""))
 
 
 # --- the spec ---------------------------------------------------------------------------------
@@ -796,6 +810,7 @@ def custom_spec(
         title=f"{DEFAULT_PREFIX} custom size and head ratio chosen by the user",
         url=PILOTLIGHT_URL,
         quote=f"head_ratio ({low:g}, {high:g}) of the photo height, given with the request",
+        kind="none",
     )
     return PhotoSpec(
         id="custom",

@@ -379,7 +379,7 @@
     photographed_frame: (c) => ["Nothing painted in", c.advice],
     face_resolution: (c) => [c.pass ? "Enough detail for print" : "Too little detail for print", `${Math.round(c.value)} px between the eyes in your original`],
     capture_sharpness: (c) => [c.pass ? "Sharp" : "Blurred", `sharpness ${Number(c.value).toFixed(1)}; at least ${atLeast(c.allowed)}`],
-    capture_exposure: (c) => [c.pass ? "Well exposed" : "Too dark or washed out", `face brightness ${Math.round(100 * c.value.luminance)}%, ${(100 * c.value.dark).toFixed(1)}% black, ${(100 * c.value.bright).toFixed(1)}% white`],
+    capture_exposure: (c) => [c.pass ? "Well exposed" : "Too dark or washed out", `highlights ${Math.round(100 * c.value.highlights)}%, ${(100 * c.value.clipped_black).toFixed(1)}% clipped to black, ${(100 * c.value.washed_out).toFixed(1)}% washed out`],
     capture_lighting: (c) => [c.pass ? "Even light on the face" : "One side of the face in shadow", `the darker half has ${Math.round(100 * c.value)}% of the brighter half's light`],
     hands: (c) => [c.pass ? "Hands away from the head" : "Hand or arm near the head", c.pass ? "nothing but the head and shoulders" : "skin beside the head"],
     eyes_open: (c) => [c.pass ? "Eyes open" : "Eyes may be closed", `${c.value} eyes seen open`],
@@ -447,9 +447,10 @@
   // ---------- capture quality (advice on the uploaded photo; never part of the verdict) ----------
   const QUALITY_VALUE = {
     sharpness: (v) => v.toFixed(2),
-    under_exposure: (v) => `${pct(v, 1)} too dark`,
+    under_exposure: (v) => `${pct(v, 1)} clipped to black`,
     over_exposure: (v) => `${pct(v, 1)} washed out`,
     luminance: (v) => pct(v),
+    highlights: (v) => pct(v),
     dynamic_range: (v) => `${v.toFixed(1)} bits`,
     illumination_uniformity: (v) => `darker side at ${pct(v)}`,
     compression: (v) => `blockiness ${v.toFixed(2)}`,
