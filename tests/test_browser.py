@@ -199,7 +199,8 @@ def test_desktop_id_photo_download_and_face_count_error(server: Server, browser:
         expect(page.locator("#checks")).to_contain_text("Head size")
         # Capture quality: advice on the upload, below the checklist, every component with its value.
         expect(page.locator("#quality")).to_be_visible()
-        assert page.locator("#quality li").count() == 8
+        assert page.locator("#quality li").count() == 9
+        expect(page.locator("#quality li[data-quality=highlights]")).to_contain_text("Highlights")  # exposure, fair to skin tone
         expect(page.locator("#quality li[data-quality=sharpness]")).to_contain_text("Sharpness")
         expect(page.locator("#quality li[data-quality=eyes_open_mouth_closed]")).to_contain_text(
             "Eyes open and mouth closed are judged with the rules above"

@@ -7,11 +7,9 @@ asserts a duration."""
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import requests
@@ -21,7 +19,7 @@ from app.config import Settings
 from tests.conftest import RunningServer, reachable_folder
 from tests.support import kube
 from tests.support.harness import Server
-from tests.support.hostile import big_photo, closed_by_server, hostile_socket, spooled_bytes
+from tests.support.hostile import big_photo, hostile_socket, spooled_bytes, temp_file_bytes
 from tests.support.lockout import VICTIM, Holders, address, served
 
 pytestmark = pytest.mark.server
@@ -77,24 +75,6 @@ def test_a_lockout_takes_as_many_addresses_as_the_share_says(pod: Server, base_e
     assert status == 200
 
 
-def temp_bytes(server: Server, folder: Path) -> int:
-    """Bytes of nginx's temporary files under `folder`, through its processes' open files (nginx
-    unlinks each as it opens it)."""
-    total = 0
-    for pid in server.front():
-        try:
-            descriptors = list(Path(f"/proc/{pid}/fd").iterdir())
-        except OSError:
-            continue
-        for descriptor in descriptors:
-            try:
-                if os.readlink(descriptor).startswith(f"{folder}/"):
-                    total += descriptor.stat().st_size
-            except OSError:
-                continue
-    return total
-
-
 def raw(port: int, request: bytes, *, source: str = VICTIM, read: bool = True, timeout: float = 20.0) -> tuple[socket.socket, bytes]:
     sock = hostile_socket(port, source=source, timeout=timeout)
     sock.sendall(request)
@@ -124,7 +104,7 @@ def test_every_path_to_disk_stays_within_the_budget(running_server: RunningServe
 
         def sample() -> int:
             nonlocal peak
-            used = temp_bytes(server, temp_dir) + spooled_bytes(server)
+            used = temp_file_bytes(server, temp_dir) + spooled_bytes(server)
             peak = max(peak, used)
             return used
 

@@ -18,7 +18,6 @@ MAX_CONNECTIONS_PER_IP counts none of them twice.
 
 from __future__ import annotations
 
-import http.client
 import io
 import threading
 import time
@@ -27,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import requests
 from PIL import Image
 
 from app.config import Settings
@@ -35,7 +33,7 @@ from app.models import __main__ as models_cli
 from app.models.manifest import get_spec
 from tests import onnx_fakes
 from tests.conftest import RunningServer, reachable_folder
-from tests.support.harness import Server
+from tests.support.harness import Server, multipart, post_from
 from tests.support import kube
 
 pytestmark = pytest.mark.server
@@ -76,24 +74,6 @@ def pod(running_server: RunningServer, pod_env: dict[str, str]) -> Iterator[Serv
     # the pod mounts a volume at FRONT_TEMP_DIR; here, a folder nginx's workers can reach
     with reachable_folder() as folder, running_server(**{**pod_env, "FRONT_TEMP_DIR": str(folder)}) as server:
         yield server
-
-
-def post_from(server: Server, source: str, path: str, body: bytes, content_type: str, *,
-              accept: str = "*/*", timeout: float = 600) -> tuple[int, bytes]:
-    """POST from the loopback address `source` (a client of its own to nginx's limits)."""
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=timeout, source_address=(source, 0))
-    try:
-        connection.request("POST", path, body=body, headers={"Content-Type": content_type, "Accept": accept})
-        response = connection.getresponse()
-        return response.status, response.read()
-    finally:
-        connection.close()
-
-
-def multipart(files: dict[str, tuple[str, bytes, str]], data: dict[str, str]) -> tuple[bytes, str]:
-    prepared = requests.Request("POST", "http://x/", files=files, data=data).prepare()
-    assert isinstance(prepared.body, bytes)
-    return prepared.body, prepared.headers["Content-Type"]
 
 
 def test_probes_answer_while_every_queue_is_full(pod: Server, pod_env: dict[str, str], big_photo: bytes) -> None:

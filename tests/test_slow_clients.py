@@ -7,7 +7,6 @@ nothing asserts a duration.
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from tests.support.hostile import (
     hostile_socket,
     big_photo,
     open_readers,
+    temp_file_bytes,
 )
 from tests.conftest import RunningServer
 
@@ -202,25 +202,6 @@ def test_api_keys_guard_the_api_and_never_reach_the_log(limited: Server, astrona
     time.sleep(0.5)  # the access lines of the last answers
     log = limited.log_text()
     assert "/api/v1/specs" in log and KEY not in log and OTHER_KEY not in log
-
-
-def temp_file_bytes(server: Server, folder: Path) -> int:
-    """The bytes of nginx's temporary files under `folder`: nginx unlinks each as it opens it, so
-    they are counted through its processes' open files (as the disk holds them)."""
-    total = 0
-    for pid in server.front():
-        fds = Path(f"/proc/{pid}/fd")
-        try:
-            entries = list(fds.iterdir())
-        except OSError:
-            continue
-        for fd in entries:
-            try:
-                if os.readlink(fd).startswith(f"{folder}/"):
-                    total += fd.stat().st_size
-            except OSError:
-                continue
-    return total
 
 
 @pytest.mark.server

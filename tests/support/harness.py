@@ -9,6 +9,7 @@ the servers it starts alone (app/native_threads.py sets OMP_NUM_THREADS & co. on
 
 from __future__ import annotations
 
+import http.client
 import math
 import os
 import re
@@ -36,6 +37,25 @@ GUNICORN = (sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py")
 SCRUB = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER")
 ACCESS = re.compile(r"\[(\d+)\].*\"(?:POST|GET) (\S+) HTTP/[\d.]+\" (\d{3})")
 WARM = re.compile(r"worker (\d+) warm after (\d+) warm-up pass\(es\) in ([\d.]+) s")
+
+
+def post_from(server: Server, source: str, path: str, body: bytes, content_type: str, *,
+              accept: str = "*/*", timeout: float = 600) -> tuple[int, bytes]:
+    """POST from the loopback address `source` (127.0.0.2 ...: a client of its own to nginx's
+    per-client limits): (status, body)."""
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=timeout, source_address=(source, 0))
+    try:
+        connection.request("POST", path, body=body, headers={"Content-Type": content_type, "Accept": accept})
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def multipart(files: dict[str, tuple[str, bytes, str]], data: dict[str, str]) -> tuple[bytes, str]:
+    prepared = requests.Request("POST", "http://x/", files=files, data=data).prepare()
+    assert isinstance(prepared.body, bytes)
+    return prepared.body, prepared.headers["Content-Type"]
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -462,30 +462,32 @@ def reader_memory(server: Server, count: int, request: bytes) -> tuple[int, floa
 
 
 def spooled_bytes(server: Server) -> int:
-    """Bytes of nginx's temporary files of buffered answers (under the run folder's proxy/ tree). nginx
-    unlinks such a file as soon as it opens it, so they are found through its processes' open
-    descriptors ("... (deleted)"), not in the folder."""
+    """Bytes of nginx's temporary files of buffered answers (under the run folder's proxy/ tree)."""
     folder = None
-    pids = server.front()
-    for pid in pids:
+    for pid in server.front():
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
         match = re.search(r"-c (\S+)/nginx\.conf", command)  # nginx's master: "nginx: master process ... -c CONF"
         if match:
-            folder = str(Path(match.group(1)) / "proxy") + "/"
-    if folder is None:
-        return 0
+            folder = Path(match.group(1)) / "proxy"
+    return 0 if folder is None else temp_file_bytes(server, folder)
+
+
+def temp_file_bytes(server: Server, folder: Path) -> int:
+    """The bytes of nginx's temporary files under `folder`: nginx unlinks each as it opens it, so
+    they are counted through its processes' open descriptors ("... (deleted)"), as the disk holds
+    them, not in the folder."""
     total = 0
-    for pid in pids:
+    for pid in server.front():
         try:
             descriptors = list(Path(f"/proc/{pid}/fd").iterdir())
         except OSError:
             continue
         for descriptor in descriptors:
             try:
-                if os.readlink(descriptor).startswith(folder):
+                if os.readlink(descriptor).startswith(f"{folder}/"):
                     total += descriptor.stat().st_size
             except OSError:
                 continue
