@@ -190,7 +190,7 @@ def test_the_chin_is_the_chin_read_by_eye(labelled: list[tuple[corpus.Portrait, 
     """The chin the ID photo is sized by (the 68 points' menton) against the chins read by eye
     (corpus.HAND_READ_CHINS) and takeo's annotation: within 0.08 eye distances on each (measured:
     0.03 at most), where the eyes-and-mouth estimate it replaced was 0.12-0.28 low."""
-    from app.imaging.placement import chin_from_landmarks, eye_midpoint, roll_degrees, rotate_points
+    from app.imaging.head import chin_from_landmarks, eye_midpoint, roll_degrees, rotate_points
     from app.models.landmarks68 import menton
     from app.pipelines.idphoto import choose_face, refine
 

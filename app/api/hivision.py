@@ -27,8 +27,7 @@ from flask import Blueprint, Response, jsonify, request
 from .. import observability
 from ..errors import ModelUnavailable, PhotoRejected, bad_request, describe
 from ..imageio import decode, decode_rgba, encode, jpeg_within
-from ..imaging.compose import cutout, flatten, radial_gradient, resize_alpha, resize_rgb
-from ..imaging.placement import vertical_gradient
+from ..imaging.compose import cutout, flatten, radial_gradient, resize_alpha, resize_rgb, vertical_gradient
 from ..imaging.sheet import get_paper, plan_sheet, render_sheet
 from ..imaging.watermark import add_watermark, check_text
 from ..pipelines.idphoto import IdPhoto, IdPhotoOptions, carry_onto, make_id_photo

@@ -1,4 +1,5 @@
-"""Alpha compositing and working-resolution helpers (pure functions on uint8 arrays)."""
+"""Alpha compositing, working-resolution helpers and the painted backdrops (plain, vertical and
+radial gradients): pure functions on uint8 arrays."""
 
 from __future__ import annotations
 
@@ -127,3 +128,16 @@ def radial_gradient(size: tuple[int, int], centre: RGB, edge: RGB) -> np.ndarray
     t = np.sqrt(x * x + y * y) / max(1e-6, float(np.hypot((width - 1) / 2.0, (height - 1) / 2.0)))
     colours = np.asarray(centre, np.float32) * (1.0 - t[:, :, None]) + np.asarray(edge, np.float32) * t[:, :, None]
     return np.clip(colours + 0.5, 0, 255).astype(np.uint8)
+
+
+def vertical_gradient(size: tuple[int, int], top: RGB, bottom: RGB) -> np.ndarray:
+    """(H, W, 3) uint8 RGB backdrop fading from `top` to `bottom`."""
+    width, height = size
+    t = np.linspace(0.0, 1.0, height, dtype=np.float32)[:, None, None]
+    colours = np.asarray(top, np.float32) * (1.0 - t) + np.asarray(bottom, np.float32) * t
+    return np.broadcast_to(colours.round().astype(np.uint8), (height, width, 3)).copy()
+
+
+def lighter(colour: RGB, amount: float = 0.35) -> RGB:
+    """`colour` mixed with white (amount 0..1): the top of a gradient backdrop."""
+    return tuple(int(round(c + (255 - c) * amount)) for c in colour)  # type: ignore[return-value]

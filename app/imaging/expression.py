@@ -35,6 +35,7 @@ import math
 import numpy as np
 
 from .opencv import cv2
+from .head import PERSON
 from .skin import Skin
 
 EYE_IOD = 64.0  # px between the eyes at which the eye cascade looks
@@ -56,7 +57,6 @@ SKIN_TOLERANCE = 10.0  # ... plus this, in Cr/Cb units
 MIN_HAND_AREA_IOD2 = 2.0
 WORK_IOD = 40.0  # px between the eyes at which the skin is read
 REACH_IOD = 4.0  # the window read about the head, in eye distances (plus the eye-to-chin distance)
-PERSON = 128
 
 
 def cheeks(ycrcb: np.ndarray, five: np.ndarray) -> np.ndarray:

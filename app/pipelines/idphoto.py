@@ -18,7 +18,7 @@ from pymatting import estimate_foreground_ml
 from ..errors import NoFace, PhotoRejected
 from ..imageio import encode, jpeg_within
 from ..imaging import compliance, expression, quality
-from ..imaging.compose import flatten
+from ..imaging.compose import flatten, lighter, vertical_gradient
 from ..imaging.pose import estimate_pose
 from ..imaging.sheet import Paper, SheetLayout, plan_sheet, render_sheet
 from ..models.faces import Face
@@ -29,21 +29,17 @@ from .mattes import matte_holding_face
 from ..models.segmentation import AlphaMatting
 from ..imaging.canvas import Extension, extend, fit_inside, needed_extension, photographed_mask
 from ..imaging.people import keep_person
-from ..imaging.placement import (
+from ..imaging.head import (
     FACE_WIDTH_IOD,
-    Placement,
     PlacementError,
+    chin_from_landmarks,
     eye_midpoint,
     head_cut_edge,
-    lighter,
     measure_upright,
-    place_on_rules,
-    chin_from_landmarks,
     roll_degrees,
-    upright_matte,
-    vertical_gradient,
-    warp,
 )
+from ..imaging.placement import Placement, upright_matte, warp
+from ..imaging.solver import place_on_rules
 from ..specs import OPERATION_WORDS, PhotoSpec
 from ..timings import Timings
 
@@ -438,7 +434,7 @@ def make_id_photo(
             on_output = detect_output(detector, seen, options.background)
         found = [(f.box, f.landmarks) for f in on_output]
         chin_out = menton(landmarker.landmarks(seen, on_output[0].box)) if landmarker is not None and len(on_output) == 1 else None
-        checks = compliance.report(
+        checks = compliance.report(compliance.ReportInput(
             rgb=seen,
             alpha=alpha_out,
             faces=found,
@@ -453,14 +449,14 @@ def make_id_photo(
             missing_mm=frame.missing_mm,
             allowed_backgrounds=spec.background_colours,
             others_alpha=None if not options.keep_background else warp(matte.alpha, placement, fill=0),
-            applied=[spec.edit(operation) for operation in out.applied],
+            applied=tuple(spec.edit(operation) for operation in out.applied),
             input_eye_distance_px=float(np.hypot(*(face.landmarks[1] - face.landmarks[0]))),
-            extra=judged,
+            extra=tuple(judged),
             mouth_judged=landmarker is not None,
             eyes_judged=any(check.name == "eyes_open" for check in judged),
             chin=chin_out,
             head_pose=estimate_pose(face.landmarks),
-        )
+        ))
     return IdPhoto(
         pixels=pixels,
         data=data,
