@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from app.errors import DomainError, PhotoRejected
-from app.pipelines.idphoto import IdPhotoOptions, choose_face, encode_photo, people
+from app.imageio import encode_photo
+from app.pipelines.sitter import choose_face, people
 from app.models.faces import Face
 from app.imaging.compose import vertical_gradient
 from app.imaging.head import (
@@ -112,12 +113,12 @@ def test_face_choice() -> None:
 
 
 def test_max_kb_is_met_by_quality_not_padding(astronaut: np.ndarray) -> None:
-    options = IdPhotoOptions(spec=get_spec("us-passport"), background=(255, 255, 255), max_kb=25)
-    data, quality = encode_photo(astronaut, options)
+    encoded = encode_photo(astronaut, fmt="jpeg", dpi=get_spec("us-passport").dpi, max_kb=25)
+    data, quality = encoded.data, encoded.jpeg_quality
     assert len(data) <= 25 * 1024 and quality is not None and 25 <= quality < 95
     assert data.endswith(b"\xff\xd9")  # the JPEG ends at its end-of-image marker: no padding
     with pytest.raises(PhotoRejected) as info:
-        encode_photo(astronaut, IdPhotoOptions(spec=get_spec("us-passport"), background=(255, 255, 255), max_kb=1))
+        encode_photo(astronaut, fmt="jpeg", dpi=get_spec("us-passport").dpi, max_kb=1)
     assert info.value.details["smallest_kb"] > 1
 
 

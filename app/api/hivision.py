@@ -25,8 +25,8 @@ import numpy as np
 from flask import Blueprint, Response, jsonify, request
 
 from .. import observability
-from ..errors import ModelUnavailable, PhotoRejected, bad_request, describe
-from ..imageio import decode, decode_rgba, encode, jpeg_within
+from ..errors import ModelUnavailable, bad_request, describe
+from ..imageio import decode, decode_rgba, encode, encode_photo
 from ..imaging.compose import cutout, flatten, radial_gradient, resize_alpha, resize_rgb, vertical_gradient
 from ..imaging.sheet import get_paper, plan_sheet, render_sheet
 from ..imaging.watermark import add_watermark, check_text
@@ -154,13 +154,8 @@ def answer(images: dict[str, bytes], ours: dict[str, object], timings: Timings) 
 def encode_sized(pixels: np.ndarray, *, kb: int | None, dpi: int) -> tuple[bytes, str]:
     """PNG at `dpi`, or with `kb` the best JPEG of at most `kb` KB (never padded up to it):
     (bytes, content type). PhotoRejected where the smallest JPEG is still larger."""
-    if kb is None:
-        return encode(pixels, "png", dpi=dpi), "image/png"
-    data, _ = jpeg_within(pixels, kb * 1024, dpi=dpi)
-    if len(data) > kb * 1024:
-        raise PhotoRejected("kb_unreachable", f"The smallest JPEG of this image is {len(data) / 1024:.1f} KB, over "
-                            f"kb={kb}.", details={"smallest_kb": round(len(data) / 1024, 1)})
-    return data, "image/jpeg"
+    encoded = encode_photo(pixels, fmt="png" if kb is None else "jpeg", dpi=dpi, max_kb=kb, field_name="kb", noun="image")
+    return encoded.data, encoded.content_type
 
 
 def asked(operation: str, **detail: object) -> dict[str, object]:

@@ -4,6 +4,7 @@ radial gradients): pure functions on uint8 arrays."""
 from __future__ import annotations
 
 import numpy as np
+from pymatting import estimate_foreground_ml
 
 from .opencv import cv2, resize
 
@@ -141,3 +142,19 @@ def vertical_gradient(size: tuple[int, int], top: RGB, bottom: RGB) -> np.ndarra
 def lighter(colour: RGB, amount: float = 0.35) -> RGB:
     """`colour` mixed with white (amount 0..1): the top of a gradient backdrop."""
     return tuple(int(round(c + (255 - c) * amount)) for c in colour)  # type: ignore[return-value]
+
+
+def clean_foreground(rgb: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """Estimate the true person colours under soft edges (pymatting's multilevel foreground
+    estimation), so no fringe of the old background survives the new one. (H, W, 3) uint8 RGB."""
+    soft = (alpha > 0) & (alpha < 255)
+    if not soft.any():
+        return rgb
+    foreground = estimate_foreground_ml(rgb.astype(np.float64) / 255.0, alpha.astype(np.float64) / 255.0)
+    return np.clip(foreground * 255.0 + 0.5, 0, 255).astype(np.uint8)
+
+
+def photographed_person(photographed: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """What is still photographed where the background is replaced: the person's own pixels, the
+    (h, w) uint8 mask `photographed` scaled by the matte `alpha` (wholly where it is opaque)."""
+    return (photographed.astype(np.uint16) * alpha // 255).astype(np.uint8)
