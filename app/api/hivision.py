@@ -27,7 +27,8 @@ from flask import Blueprint, Response, jsonify, request
 from .. import observability
 from ..errors import ModelUnavailable, bad_request, describe
 from ..imageio import decode, decode_rgba, encode, encode_photo
-from ..imaging.compose import cutout, flatten, radial_gradient, resize_alpha, resize_rgb, vertical_gradient
+from ..imaging.compose import cutout, flatten, radial_gradient, vertical_gradient
+from ..imaging.resample import resize_alpha, resize_rgb
 from ..imaging.sheet import get_paper, plan_sheet, render_sheet
 from ..imaging.watermark import add_watermark, check_text
 from ..pipelines.idphoto import IdPhoto, IdPhotoOptions, carry_onto, make_id_photo

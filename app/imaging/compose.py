@@ -1,57 +1,14 @@
-"""Alpha compositing, working-resolution helpers and the painted backdrops (plain, vertical and
-radial gradients): pure functions on uint8 arrays."""
+"""Alpha compositing: the person over a colour or a painted backdrop (plain, vertical and radial
+gradients), the colours under soft edges estimated for it, RGBA cut-outs. Pure functions on uint8
+arrays. (The working resolution is `resample`; the matting trimap is `matting`.)"""
 
 from __future__ import annotations
 
 import numpy as np
 from pymatting import estimate_foreground_ml
 
-from .opencv import cv2, resize
-
 RGB = tuple[int, int, int]
 FLATTEN_ROWS = 256
-
-
-def working_size(width: int, height: int, *, max_side: int) -> tuple[int, int]:
-    """The (width, height) in px to process an image at: unchanged when its long side fits in
-    `max_side`, else scaled down keeping the aspect ratio (each side at least 1 px)."""
-    long_side = max(width, height)
-    if long_side <= max_side:
-        return width, height
-    scale = max_side / long_side
-    return max(1, round(width * scale)), max(1, round(height * scale))
-
-
-def resize_rgb(rgb: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """Resize (H, W, 3) uint8 RGB to `size` = (width, height) px: to the working size, pixel-area
-    averaging (OpenCV; it was Pillow's Lanczos, about 4x slower on a 24 MP photo: docs/image-path.md)."""
-    return resize(rgb, size)
-
-
-def resize_alpha(alpha: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """Resize an (H, W) uint8 alpha matte to `size` = (width, height) px; back up to the photo's
-    size it is bilinear (no ringing; OpenCV, faster than Pillow's and at most 1 level apart)."""
-    return resize(alpha, size)
-
-
-UNKNOWN = 128  # a trimap's value for "solve for the alpha here" (0: background, 255: foreground)
-
-
-def matting_trimap(mask: np.ndarray, *, foreground_threshold: int, background_threshold: int, erode_size: int) -> np.ndarray:
-    """rembg's trimap for alpha matting from an (H, W) uint8 mask: 255 where the mask is above
-    `foreground_threshold`, 0 where it is below `background_threshold`, each region eroded by an
-    `erode_size` px square (size 0: scipy's default 3 x 3 cross, as rembg passes no structure then;
-    the image's edge counts as background), UNKNOWN (128) elsewhere. OpenCV's erosion, which takes
-    a large square in a few ms (scipy's grows with its area)."""
-    foreground = (mask > foreground_threshold).astype(np.uint8)
-    background = (mask < background_threshold).astype(np.uint8)
-    kernel = np.ones((erode_size, erode_size), np.uint8) if erode_size > 0 else cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))
-    foreground = cv2.erode(foreground, kernel, borderType=cv2.BORDER_CONSTANT, borderValue=0)
-    background = cv2.erode(background, kernel, borderType=cv2.BORDER_CONSTANT, borderValue=1)
-    trimap = np.full(mask.shape, UNKNOWN, dtype=np.uint8)
-    trimap[foreground.astype(bool)] = 255
-    trimap[background.astype(bool)] = 0
-    return trimap
 
 
 def cutout(rgb: np.ndarray, alpha: np.ndarray) -> np.ndarray:
