@@ -10,8 +10,10 @@ marked `asked: true` where the client asked for it (a new background, a watermar
 
 Each route is a step of our own pipelines: `/human_matting` is the cut-out (`background.make_cutout`),
 `/idphoto` and `/idphoto_crop` the ID photo with its background kept (`make_id_photo`, the
-transparency from its matte or from the upload's own alpha), `/add_background` the compositing,
-`/generate_layout_photos` the print sheet, `/set_kb` the JPEG size search (`imageio.jpeg_within`).
+transparency from its matte or from the upload's own alpha: the whole chain), `/add_background`
+the compositing (`compose.flatten` over a painted backdrop), `/generate_layout_photos` the print
+sheet (`sheet.render_sheet`, as the layout step), `/set_kb` the encode step (`imageio.encode_photo`,
+through which /add_background, /generate_layout_photos and /watermark encode too).
 What differs from Hivision is in the README ("Coming from rembg or HivisionIDPhotos").
 """
 
