@@ -19,12 +19,13 @@ import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pi_heif
 from PIL import Image, ImageCms, ImageOps, UnidentifiedImageError
 
-from .errors import ApiError
+from .errors import ApiError, PhotoRejected
 from .imaging.compose import flatten_rgba
 
 log = logging.getLogger(__name__)
@@ -287,3 +288,38 @@ def jpeg_within(pixels: np.ndarray, limit_bytes: int, *, dpi: float | None = Non
         else:
             high = quality - 1
     return found
+
+
+JPEG_QUALITY_MAX = 95
+JPEG_QUALITY_MIN = 25
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """The encode step's answer: the file, its JPEG quality (None for PNG), and its content type."""
+
+    data: bytes
+    jpeg_quality: int | None
+    content_type: str
+
+
+def encode_photo(pixels: np.ndarray, *, fmt: Literal["jpeg", "png"], dpi: int, max_kb: int | None,
+                 field_name: str = "max_kb", noun: str = "photo") -> Encoded:
+    """The encode step: (H, W, 3) uint8 RGB at `dpi`; with `max_kb`, the highest JPEG quality whose
+    file fits (`jpeg_within`, never padded). PhotoRejected(`<field_name>_unreachable`) where even the smallest file is larger."""
+    if fmt == "png":
+        data = encode(pixels, "png", dpi=dpi)
+        if max_kb is not None and len(data) > max_kb * 1024:
+            raise PhotoRejected(f"{field_name}_unreachable", f"A PNG of this {noun} is {len(data) / 1024:.0f} KB, over "
+                                f"{field_name}={max_kb}; ask for format=jpeg.", details={"smallest_kb": round(len(data) / 1024, 1)})
+        return Encoded(data, None, "image/png")
+    if max_kb is None:
+        return Encoded(encode(pixels, "jpeg", dpi=dpi, jpeg_quality=JPEG_QUALITY_MAX), JPEG_QUALITY_MAX, "image/jpeg")
+    data, quality = jpeg_within(pixels, max_kb * 1024, dpi=dpi, best=JPEG_QUALITY_MAX, worst=JPEG_QUALITY_MIN)
+    if len(data) > max_kb * 1024:
+        raise PhotoRejected(
+            f"{field_name}_unreachable",
+            f"The smallest JPEG of this {noun} is {len(data) / 1024:.1f} KB, over {field_name}={max_kb}.",
+            details={"smallest_kb": round(len(data) / 1024, 1)},
+        )
+    return Encoded(data, quality, "image/jpeg")

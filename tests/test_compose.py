@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.imaging.compose import cutout, flatten, resize_alpha, working_size
+from app.imaging.compose import cutout, flatten
+from app.imaging.resample import resize_alpha, working_size
 
 
 def test_cutout_keeps_visible_colours_and_zeroes_invisible_ones() -> None:

@@ -16,7 +16,8 @@ from app.imaging.canvas import BICUBIC_REACH, fit_inside, needed_extension
 from app.imaging.placement import Placement, warp
 from app.specs import DEFAULT_PREFIX, EDIT_OPERATIONS, KEEP_BACKGROUND, SPECS, SpecDataError, custom_spec, load_table
 from app.specs.loader import ORDER_FILE
-from app.specs.model import BACKGROUND_COLOURS, EditPolicy
+from app.specs.model import BACKGROUND_COLOURS
+from app.specs.edits import EditPolicy
 
 ALL = list(SPECS.values())
 IDS = [spec.id for spec in ALL]

@@ -8,24 +8,25 @@ import numpy as np
 import pytest
 
 from app.errors import DomainError, PhotoRejected
-from app.pipelines.idphoto import IdPhotoOptions, choose_face, encode_photo, people
+from app.imageio import encode_photo
+from app.pipelines.sitter import choose_face, people
 from app.models.faces import Face
-from app.imaging.placement import (
+from app.imaging.compose import vertical_gradient
+from app.imaging.head import (
+    CHIN_BELOW_MOUTH,
     Head,
     PlacementError,
-    CHIN_BELOW_MOUTH,
     chin_from_landmarks,
     crown_from_matte,
     roll_degrees,
     rotate_points,
-    upright_matte,
-    vertical_gradient,
-    warp,
 )
-from app.imaging.compliance import report as compliance_report
+from app.imaging.placement import upright_matte, warp
+from app.imaging.compliance import ReportInput, report as compliance_report
 from app.imaging.canvas import Extension, extend, needed_extension
 from app.imaging.people import keep_person, person_owner
-from app.imaging.placement import head_cut_edge, place_on_rules, rule_values, solve
+from app.imaging.head import head_cut_edge
+from app.imaging.solver import place_on_rules, rule_values, solve
 from app.imaging.compliance import pose_checks
 from app.imaging.pose import UNCERTAINTY_DEG, Pose, estimate_pose, judge
 from app.specs import get_spec
@@ -112,12 +113,12 @@ def test_face_choice() -> None:
 
 
 def test_max_kb_is_met_by_quality_not_padding(astronaut: np.ndarray) -> None:
-    options = IdPhotoOptions(spec=get_spec("us-passport"), background=(255, 255, 255), max_kb=25)
-    data, quality = encode_photo(astronaut, options)
+    encoded = encode_photo(astronaut, fmt="jpeg", dpi=get_spec("us-passport").dpi, max_kb=25)
+    data, quality = encoded.data, encoded.jpeg_quality
     assert len(data) <= 25 * 1024 and quality is not None and 25 <= quality < 95
     assert data.endswith(b"\xff\xd9")  # the JPEG ends at its end-of-image marker: no padding
     with pytest.raises(PhotoRejected) as info:
-        encode_photo(astronaut, IdPhotoOptions(spec=get_spec("us-passport"), background=(255, 255, 255), max_kb=1))
+        encode_photo(astronaut, fmt="jpeg", dpi=get_spec("us-passport").dpi, max_kb=1)
     assert info.value.details["smallest_kb"] > 1
 
 
@@ -390,10 +391,10 @@ def test_report_has_every_rule_pose_and_says_what_it_cannot_check() -> None:
     alpha = warp(head_matte(centre=(230, 200)), placement)
     rgb = np.full(alpha.shape + (3,), 255, np.uint8)
     landmarks = placement.input_to_output(np.array([[200, 200], [260, 200], [230, 233.4], [207, 260], [253, 260]], float))
-    checks = compliance_report(rgb=rgb, alpha=alpha, faces=[((0.0, 0.0, 300.0, 300.0), landmarks)],
+    checks = compliance_report(ReportInput(rgb=rgb, alpha=alpha, faces=[((0.0, 0.0, 300.0, 300.0), landmarks)],
                                size=(spec.width_px, spec.height_px), dpi=(spec.dpi, spec.dpi), expected_dpi=spec.dpi,
                                rules=spec.rules, size_mm=(spec.width_mm, spec.height_mm), background=(255, 255, 255),
-                               gradient=False, extended_mm={"bottom": 3.2})
+                               gradient=False, extended_mm={"bottom": 3.2}))
     by_name = {check.name: check.to_dict() for check in checks}
     for rule in spec.rules.bands():
         assert rule in by_name and by_name[rule]["unit"] == "mm"

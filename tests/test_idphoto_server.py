@@ -82,7 +82,7 @@ def measured_head_ratio(detector: CenterFace, output: np.ndarray, source: np.nda
     """Chin to crown over the output's height: the crown is the hair's top, or for a spec whose crown
     is the natural top of the head, the skull as issue 23 estimates it (SKULL_ABOVE_EYES_IOD eye
     distances above the eyes, or the hair's top where that is lower)."""
-    from app.imaging.placement import SKULL_ABOVE_EYES_IOD
+    from app.imaging.head import SKULL_ABOVE_EYES_IOD
 
     _, _, source_eye_distance = eye_line(detector, source)
     x, y, eye_distance = eye_line(detector, output)

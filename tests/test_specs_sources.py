@@ -11,7 +11,7 @@ import pytest
 from app.specs import SOURCES, SPECS, SpecDataError, load_table
 from app.specs.__main__ import main
 from app.specs.loader import ORDER_FILE
-from app.specs.model import DEFAULT_PREFIX, SOURCE_KINDS, Source
+from app.specs.rules import DEFAULT_PREFIX, SOURCE_KINDS, Source
 from app.specs.provenance import cited_sources, kind_counts, sources_table
 
 # words in a title that say the text was read somewhere other than the authority's own page

@@ -9,7 +9,8 @@ from flask import Blueprint, Response
 
 from ..errors import bad_request
 from ..imageio import decode, encode, normalise_format
-from ..imaging.compose import RGB, resize_rgb
+from ..imaging.compose import RGB
+from ..imaging.resample import resize_rgb
 from ..models.manifest import Role
 from ..models.segmentation import AlphaMatting, matting_budget
 from ..models.portrait import PortraitMatte

@@ -10,8 +10,10 @@ marked `asked: true` where the client asked for it (a new background, a watermar
 
 Each route is a step of our own pipelines: `/human_matting` is the cut-out (`background.make_cutout`),
 `/idphoto` and `/idphoto_crop` the ID photo with its background kept (`make_id_photo`, the
-transparency from its matte or from the upload's own alpha), `/add_background` the compositing,
-`/generate_layout_photos` the print sheet, `/set_kb` the JPEG size search (`imageio.jpeg_within`).
+transparency from its matte or from the upload's own alpha: the whole chain), `/add_background`
+the compositing (`compose.flatten` over a painted backdrop), `/generate_layout_photos` the print
+sheet (`sheet.render_sheet`, as the layout step), `/set_kb` the encode step (`imageio.encode_photo`,
+through which /add_background, /generate_layout_photos and /watermark encode too).
 What differs from Hivision is in the README ("Coming from rembg or HivisionIDPhotos").
 """
 
@@ -25,10 +27,10 @@ import numpy as np
 from flask import Blueprint, Response, jsonify, request
 
 from .. import observability
-from ..errors import ModelUnavailable, PhotoRejected, bad_request, describe
-from ..imageio import decode, decode_rgba, encode, jpeg_within
-from ..imaging.compose import cutout, flatten, radial_gradient, resize_alpha, resize_rgb
-from ..imaging.placement import vertical_gradient
+from ..errors import ModelUnavailable, bad_request, describe
+from ..imageio import decode, decode_rgba, encode, encode_photo
+from ..imaging.compose import cutout, flatten, radial_gradient, vertical_gradient
+from ..imaging.resample import resize_alpha, resize_rgb
 from ..imaging.sheet import get_paper, plan_sheet, render_sheet
 from ..imaging.watermark import add_watermark, check_text
 from ..pipelines.idphoto import IdPhoto, IdPhotoOptions, carry_onto, make_id_photo
@@ -155,13 +157,8 @@ def answer(images: dict[str, bytes], ours: dict[str, object], timings: Timings) 
 def encode_sized(pixels: np.ndarray, *, kb: int | None, dpi: int) -> tuple[bytes, str]:
     """PNG at `dpi`, or with `kb` the best JPEG of at most `kb` KB (never padded up to it):
     (bytes, content type). PhotoRejected where the smallest JPEG is still larger."""
-    if kb is None:
-        return encode(pixels, "png", dpi=dpi), "image/png"
-    data, _ = jpeg_within(pixels, kb * 1024, dpi=dpi)
-    if len(data) > kb * 1024:
-        raise PhotoRejected("kb_unreachable", f"The smallest JPEG of this image is {len(data) / 1024:.1f} KB, over "
-                            f"kb={kb}.", details={"smallest_kb": round(len(data) / 1024, 1)})
-    return data, "image/jpeg"
+    encoded = encode_photo(pixels, fmt="png" if kb is None else "jpeg", dpi=dpi, max_kb=kb, field_name="kb", noun="image")
+    return encoded.data, encoded.content_type
 
 
 def asked(operation: str, **detail: object) -> dict[str, object]:

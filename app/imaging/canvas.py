@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .opencv import cv2
-from .placement import PERSON, Placement
+from .head import PERSON
+from .placement import Placement
 from .skin import Skin
 
 
@@ -154,12 +155,6 @@ def extend(foreground: np.ndarray, alpha: np.ndarray, extension: Extension, *, b
         al = np.concatenate([np.zeros((extension.top, al.shape[1]), np.uint8), al], axis=0)
         fg = np.concatenate([np.repeat(fg[:1], extension.top, axis=0), fg], axis=0)
     return np.ascontiguousarray(fg), np.ascontiguousarray(al)
-
-
-def edge_colours(band: np.ndarray, *, axis: int) -> np.ndarray:
-    """The mean colour of the rows (axis 0) or columns (axis 1) in `band`, the strip next to an edge,
-    kept as one row or column (the low-frequency part of what continues the clothing)."""
-    return band.astype(np.float32).mean(axis=axis, keepdims=True).round().astype(np.uint8)
 
 
 SHOULDER_SPAN = 2.6  # shoulders' span in face widths (between the ear roots: FACE_WIDTH_IOD eye distances)
@@ -303,7 +298,6 @@ def _continue_body(foreground: np.ndarray, alpha: np.ndarray, rows_below: int, *
     inside = (xs - new_left) / np.maximum(new_right - new_left, 1.0) * span + x_left
     source = np.where(xs < new_left, x_left - (new_left - xs), np.where(xs > new_right, x_right + (xs - new_right), inside))
     map_x = source.astype(np.float32)
-    map_y = np.zeros_like(map_x)
     # the matte: inside the new outline (one px of soft edge), else background
     edge = np.minimum(xs - new_left, new_right - xs) + 0.5
     ext_al = (np.clip(edge, 0.0, 1.0) * 255.0).round().astype(np.uint8)
@@ -326,5 +320,4 @@ def _continue_body(foreground: np.ndarray, alpha: np.ndarray, rows_below: int, *
     # follow the outline's widening: each new row reads its colours through the same column map
     ext_fg = cv2.remap(np.ascontiguousarray(ext_fg), map_x, np.broadcast_to(np.arange(rows_below, dtype=np.float32)[:, None],
                        map_x.shape).copy(), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    del map_y
     return ext_al, ext_fg

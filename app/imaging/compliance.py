@@ -8,30 +8,50 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 
-from .people import PERSON_LINK
-from .placement import (
-    FACE_WIDTH_IOD,
-    FACE_WIDTH_UNCERTAINTY,
-    PERSON,
-    RULE_NAMES,
-    SKULL_ABOVE_EYES_IOD,
-    SKULL_UNCERTAINTY,
-    band_miss,
-    band_slack,
-    chin_from_landmarks,
-    head_width_at,
-    skull_top,
-)
 from . import expression
 from .backdrop import Backdrop, chroma_of, colour_distance, measure_backdrop
-from ..specs import OPERATION_WORDS, EditPolicy
+from .head import (
+    FACE_WIDTH_IOD,
+    FACE_WIDTH_UNCERTAINTY,
+    SKULL_ABOVE_EYES_IOD,
+    SKULL_UNCERTAINTY,
+    centre_line,
+    chin_row,
+    crown_columns,
+    crown_row,
+    eye_distance,
+    eye_line,
+    person_run,
+    skull_top,
+)
+from .people import PERSON_LINK
 from .pose import UNCERTAINTY_DEG, Pose, estimate_pose, judge
+from .solver import RULE_NAMES, band_miss, band_slack
+from .wording import (
+    ADVICE,
+    CAPTURE_SOURCES,
+    CORNERS_ADVICE,
+    EYES_ADVICE,
+    GAPING_ADVICE,
+    HANDS_ADVICE,
+    INSTEAD,
+    MOUTH_ADVICE,
+    NOT_CHECKED,
+    NOT_CHECKED_EYES,
+    RULE_LABEL,
+    UNCERTAIN_ADVICE,
+    FRAME_ADVICE,
+    missing_words,
+    mm_band_text,
+    wall_advice,
+)
+from ..specs import OPERATION_WORDS, EditPolicy
 
 MAX_BACKGROUND_STD = 6.0  # per channel, across each row of pure background
 MAX_BACKGROUND_DELTA = 12.0  # mean distance from the requested colour
@@ -78,15 +98,6 @@ class Check:
         return out
 
 
-def crown_row(alpha: np.ndarray, *, x_range: tuple[float, float]) -> int | None:
-    """Topmost row where at least 10% of the columns in `x_range` are person, or None."""
-    x0, x1 = max(0, int(x_range[0])), min(alpha.shape[1], int(math.ceil(x_range[1])))
-    if x1 <= x0:
-        return None
-    rows = np.flatnonzero((alpha[:, x0:x1] >= PERSON).mean(axis=1) >= 0.1)
-    return int(rows[0]) if rows.size else None
-
-
 def background_checks(
     rgb: np.ndarray, alpha: np.ndarray, *, colour: tuple[int, int, int], gradient: bool
 ) -> list[Check]:
@@ -121,48 +132,6 @@ def corners_check(alpha: np.ndarray) -> Check:
                  advice=None if share <= MAX_CORNER_PERSON else CORNERS_ADVICE)
 
 
-CORNERS_ADVICE = "Someone or something else is beside your head: use a photo with no one else in it and a plain wall behind you."
-NOT_CHECKED = (
-    "We cannot check for hats or glasses: make sure there are none",
-    "We cannot check that your expression is neutral and your mouth closed: make sure it is",
-)
-NOT_CHECKED_EYES = "We cannot check that your eyes are open: make sure they are"
-HANDS_ADVICE = "Lower your arms: hands must not be near your head."
-MOUTH_ADVICE = "Close your mouth: a neutral expression, lips together, no teeth showing."
-GAPING_ADVICE = "A natural smile is allowed, an open mouth is not: relax your jaw and close your lips a little."
-ADVICE = {
-    "yaw_degrees": "Face the camera squarely",
-    "pitch_degrees": "Look straight at the camera: chin neither up nor down",
-    "roll_degrees": "Keep your head level",
-    "head_height": "The head could not be sized to the rule: use a photo taken from further away, head and shoulders in view",
-    "crown_margin": "The space above the head is outside the rule",
-    "chin_margin": "The space below the chin is outside the rule",
-    "eye_line": "The eyes sit outside the rule's height",
-    "head_width": "The head's width is outside the rule",
-    "side_margin": "The head is too close to a side edge",
-    "centre_x": "The face is off centre: face the camera squarely",
-    "eye_distance": "The eye distance is outside the rule",
-}
-RULE_LABEL = {
-    "head_height": "chin to crown",
-    "crown_margin": "top edge to crown",
-    "chin_margin": "chin to bottom edge",
-    "eye_line": "eye line above the bottom edge",
-    "head_width": "head width",
-    "side_margin": "head to the nearer side edge",
-    "centre_x": "left edge to the face's centre line",
-    "eye_distance": "eye to eye",
-}
-
-
-def mm_band_text(low: float | None, high: float | None) -> str:
-    if low is None:
-        return f"<= {high:.1f} mm"
-    if high is None:
-        return f">= {low:.1f} mm"
-    return f"{low:.1f}-{high:.1f} mm"
-
-
 def measure_output(
     alpha: np.ndarray, landmarks: np.ndarray, box: tuple[float, float, float, float], *, size_mm: tuple[float, float],
     width_of: str = "face", crown_meaning: str = "hair", chin: np.ndarray | None = None,
@@ -175,35 +144,23 @@ def measure_output(
     height, width = alpha.shape
     mm_y = size_mm[1] / height
     mm_x = size_mm[0] / width
-    eye_y = float((landmarks[0, 1] + landmarks[1, 1]) / 2.0)
-    centre_x = float((landmarks[0, 0] + landmarks[1, 0] + landmarks[3, 0] + landmarks[4, 0]) / 4.0)
-    face_width = box[2] - box[0]
-    hair = crown_row(alpha, x_range=(centre_x - 0.35 * face_width, centre_x + 0.35 * face_width))
-    eye_distance = float(np.hypot(*(landmarks[1] - landmarks[0])))
-    crown = hair if crown_meaning != "skull" or hair is None else skull_top(hair_y=hair, eye_y=eye_y, eye_distance=eye_distance)
-    chin_y = chin_from_landmarks(landmarks) if chin is None else float(chin[1])
-    head_w = head_width_at(alpha, y=eye_y, centre_x=centre_x)
-    values: dict[str, float | None] = {
+    eye_y, centre_x, distance = eye_line(landmarks), centre_line(landmarks), eye_distance(landmarks)
+    hair = crown_row(alpha, x_range=crown_columns(landmarks, box))
+    crown = hair if crown_meaning != "skull" or hair is None else skull_top(hair_y=hair, eye_y=eye_y, eye_distance=distance)
+    chin_y = chin_row(landmarks, chin)
+    run = person_run(alpha, y=eye_y, centre_x=centre_x)
+    head_w = None if run is None else float(run[1] - run[0])
+    return {
         "head_height": None if crown is None else (chin_y - crown) * mm_y,
         "crown_margin": None if crown is None else crown * mm_y,
         "chin_margin": (height - chin_y) * mm_y,
         "eye_line": (height - eye_y) * mm_y,
-        "head_width": (FACE_WIDTH_IOD * float(np.hypot(*(landmarks[1] - landmarks[0]))) * mm_x if width_of == "face"
+        "head_width": (FACE_WIDTH_IOD * distance * mm_x if width_of == "face"
                        else None if head_w is None else head_w * mm_x),
         "centre_x": centre_x * mm_x,
-        "eye_distance": float(np.hypot(*(landmarks[1] - landmarks[0]))) * mm_x,
-        "side_margin": None,
+        "eye_distance": distance * mm_x,
+        "side_margin": None if run is None else min(run[0], width - run[1]) * mm_x,
     }
-    if head_w is not None:
-        row = alpha[int(round(eye_y))] >= PERSON
-        col = int(round(centre_x))
-        outside = np.flatnonzero(~row)
-        left = outside[outside < col]
-        right = outside[outside > col]
-        x0 = int(left[-1]) + 1 if left.size else 0
-        x1 = int(right[0]) if right.size else width
-        values["side_margin"] = min(x0, width - x1) * mm_x
-    return values
 
 
 # The chin from the dense landmarks is within 0.03 eye distances of four chins read by eye; the
@@ -235,10 +192,6 @@ def judge_band(value: float, ends: tuple[float, float], uncertainty: float) -> b
     if miss <= 1e-9 and band_slack(value, ends) > uncertainty:
         return True
     return None if uncertainty > 0 else miss <= 1e-9
-
-
-UNCERTAIN_ADVICE = ("Within our measuring uncertainty (+-{u:.1f} mm) of the rule's limit, so we cannot tell: "
-                    "check it yourself, or take the photo again a little further away")
 
 
 def rule_checks(values: dict[str, float | None], rules: Any, *, crown_meaning: str = "hair",
@@ -317,17 +270,6 @@ def resolution_check(*, input_eye_distance_px: float, output_eye_distance_px: fl
 # them into judged lines. Thresholds set on the portrait corpus labelled by eye by capture
 # (tests/support/corpus.py, `capture`), printed per label by `python -m bench.idphoto --capture`.
 # The requirements' words, read in copies (no primary text was in the search corpus):
-CAPTURE_SOURCES = {
-    "sharpness": "HM Passport Office, 'Passport photographs' leaflet (a copy at "
-                 "https://www.scribd.com/doc/92433973/Passport-Photographs): the photographs must \"be in sharp focus "
-                 "and clear\"",
-    "exposure": "ANSI/NIST-ITL 1-2011, E.3.6 'No saturation' (a copy at https://yumpu.com/en/document/view/42300191/"
-                "acknowledgements-for-ansi-nist-itl-1-2011-nist-visual-image-/514): \"there shall be no saturation "
-                "(over or under exposure) on the face\"",
-    "lighting": "HM Passport Office, the same leaflet: \"free from shadows\"; ISO/IEC 19794-5 as adopted in GOST R "
-                "ISO/IEC 19794-5-2013, table C.8 (a copy at https://ajdocs.ru/gsp/34565/97) measures the uniformity "
-                "of the light as the difference of exposure between the right and the left half of the face",
-}
 # Exposure is judged on what the camera recorded, never on how dark the skin is: the lit half's
 # pixels clipped to black, washed-out pixels, and the lit half's highlights (an eye white and the
 # skin's own highlights, bright under good light on every skin). A half in shadow is the lighting
@@ -378,20 +320,12 @@ HUE_TOLERANCE = 10.0
 HUE_SHARE = 0.4
 MAX_DARKER = 70.0
 MAX_LIGHTER = 40.0
-WALL_ADVICE = "Stand in front of a plain {colour} wall, a step away from it, lit evenly from the front"
-
-
-def _wall_advice(allowed: dict[str, tuple[int, int, int]]) -> str:
-    names = " or ".join(name.replace("-", " ") for name in allowed)
-    return WALL_ADVICE.format(colour=names)
-
-
 def photographed_background_checks(backdrop: Backdrop | None, *, allowed: dict[str, tuple[int, int, int]],
                                    other_faces: int) -> list[Check]:
     """The lines on a kept background: plain (texture), even (light), of an allowed colour, no
     shadow beside the head, nothing and nobody else in it (`other_faces`: people found on the
     output besides the one)."""
-    advice = _wall_advice(allowed)
+    advice = wall_advice(allowed)
     if backdrop is None:
         return [Check("background_uniformity", None, "visible background", False,
                       advice=f"Too little background shows to judge it. {advice}.")]
@@ -431,17 +365,6 @@ def photographed_background_checks(backdrop: Backdrop | None, *, allowed: dict[s
     ]
 
 
-INSTEAD = {
-    "crop_scale": "have the photo taken at the required size",
-    "level": "hold your head level when the photo is taken",
-    "replace_background": "keep your own background (background=keep) and take the photo in front of a plain wall of "
-                          "an allowed colour, a step away from it, lit from the front",
-    "extend_canvas": "take the photo from a step further away, with your shoulders in view, or send the uncropped "
-                     "original",
-    "adjust_tone": "take the photo in even, bright light",
-}
-
-
 def edit_checks(applied: list[EditPolicy]) -> list[Check]:
     """Per applied operation: a failing line of kind "edit" where the spec's authority forbids it, with
     its words and what to do instead (the data's `instead`, else INSTEAD); an information line where
@@ -459,14 +382,6 @@ def edit_checks(applied: list[EditPolicy]) -> list[Check]:
                              kind="info", advice=f"No words of the authority on {words} were found.{said} "
                                                  f"{policy.instead}"))
     return out
-
-
-FRAME_ADVICE = "take the photo from a step further away, with your shoulders in view, or send the uncropped original"
-EDGE_WORDS = {"top": "above the head", "bottom": "below", "left": "at the left", "right": "at the right"}
-
-
-def missing_words(missing_mm: dict[str, float]) -> str:
-    return ", ".join(f"{mm:.1f} mm {EDGE_WORDS[edge]}" for edge, mm in missing_mm.items())
 
 
 def frame_check(missing_mm: dict[str, float]) -> Check | None:
@@ -518,9 +433,6 @@ def hands_check(area_iod2: float) -> Check:
                  broken_by=None if passed else area_iod2 - limit)
 
 
-EYES_ADVICE = "Open your eyes: look at the camera with both eyes open."
-
-
 def eyes_check(found: tuple[int, int]) -> Check:
     """Both eyes seen open by the eye cascade (`expression.eyes_found`)."""
     seen, wanted = found
@@ -555,45 +467,51 @@ def _mouth_check(openness: float, *, required: bool) -> Check:
                  broken_by=None if passed else openness - limit)
 
 
-def report(
-    *,
-    rgb: np.ndarray,
-    alpha: np.ndarray,
-    faces: list[tuple[tuple[float, float, float, float], np.ndarray]],
-    size: tuple[int, int],
-    dpi: tuple[float, float] | None,
-    expected_dpi: int,
-    rules: Any,
-    size_mm: tuple[float, float],
-    background: tuple[int, int, int] | None,
-    gradient: bool,
-    extended_mm: dict[str, float] | None = None,
-    missing_mm: dict[str, float] | None = None,
-    allowed_backgrounds: dict[str, tuple[int, int, int]] | None = None,
-    others_alpha: np.ndarray | None = None,
-    applied: list[EditPolicy] | None = None,
-    input_eye_distance_px: float | None = None,
-    extra: list[Check] | None = None,
-    mouth_judged: bool = False,
-    eyes_judged: bool = False,
-    chin: np.ndarray | None = None,
-    head_pose: Pose | None = None,
-) -> list[Check]:
-    """Measure the finished photo.
+@dataclass(frozen=True)
+class ReportInput:
+    """What the report judges: the finished photo read once, and what it was made for.
 
-    `rgb` (H, W, 3) and `alpha` (H, W) uint8 are the output and its matte; `faces` are (box,
-    landmarks) detected on the output; `dpi` is what the encoded file says; `rules` the spec's
+    `rgb` (H, W, 3) and `alpha` (H, W) uint8 are the output as written and its matte; `faces` are
+    (box, landmarks) detected on the output; `dpi` is what the encoded file says; `rules` the spec's
     `Rules` (mm bands and pose limits); `input_eye_distance_px` the eye distance in the original
-    (for the resolution line); `extra` lines the pipeline judged itself (hands, expression); `chin`
-    the one face's menton (x, y) px as the dense landmarks read it on the output, where they ran;
-    `head_pose` the head's yaw and pitch as read on the original (the same head at a higher
+    (for the resolution line); `extra` lines judged on the original (hands, expression, capture);
+    `chin` the one face's menton (x, y) px as the dense landmarks read it on the output, where they
+    ran; `head_pose` the head's yaw and pitch as read on the original (the same head at a higher
     resolution, read once for every spec), where the output's own reading gives only the roll left
     after levelling. `background` None: the photographed background was kept, and is judged against
     `allowed_backgrounds` with `others_alpha` (the raw segmentation warped to the output: what else
     is salient behind the person). `missing_mm`: how far the photo falls short of the frame where
     the canvas may not be extended. `applied`: the edits made, as the spec's policies.
     """
+
+    rgb: np.ndarray
+    alpha: np.ndarray
+    faces: list[tuple[tuple[float, float, float, float], np.ndarray]]
+    size: tuple[int, int]
+    dpi: tuple[float, float] | None
+    expected_dpi: int
+    rules: Any
+    size_mm: tuple[float, float]
+    background: tuple[int, int, int] | None
+    gradient: bool = False
+    extended_mm: dict[str, float] = field(default_factory=dict)
+    missing_mm: dict[str, float] = field(default_factory=dict)
+    allowed_backgrounds: dict[str, tuple[int, int, int]] = field(default_factory=lambda: {"white": (255, 255, 255)})
+    others_alpha: np.ndarray | None = None
+    applied: tuple[EditPolicy, ...] = ()
+    input_eye_distance_px: float | None = None
+    extra: tuple[Check, ...] = ()
+    mouth_judged: bool = False
+    eyes_judged: bool = False
+    chin: np.ndarray | None = None
+    head_pose: Pose | None = None
+
+
+def report(given: ReportInput) -> list[Check]:
+    """Measure the finished photo: every line of the report, in order (see `ReportInput`)."""
+    rgb, alpha, faces, chin = given.rgb, given.alpha, given.faces, given.chin
     height, width = rgb.shape[:2]
+    size, dpi, expected_dpi, rules = given.size, given.dpi, given.expected_dpi, given.rules
     checks = [
         Check("pixel_size", f"{width}x{height}", f"{size[0]}x{size[1]}", (width, height) == size),
         Check(
@@ -608,29 +526,31 @@ def report(
         box, landmarks = faces[0]
         width_of = str(getattr(rules, "head_width_of", "face"))
         crown_meaning = str(getattr(rules, "crown", "hair"))
-        values = measure_output(alpha, landmarks, box, size_mm=size_mm, width_of=width_of, crown_meaning=crown_meaning,
-                                chin=chin)
+        values = measure_output(alpha, landmarks, box, size_mm=given.size_mm, width_of=width_of,
+                                crown_meaning=crown_meaning, chin=chin)
         uncertainty = reading_uncertainty(values, crown_meaning=crown_meaning, width_of=width_of, dense_chin=chin is not None)
         checks.extend(short_of_frame(rule_checks(values, rules, crown_meaning=crown_meaning, uncertainty=uncertainty),
-                                     missing_mm or {}))
+                                     given.missing_mm))
         seen = estimate_pose(landmarks)
+        head_pose = given.head_pose
         pose = seen if head_pose is None else Pose(yaw=head_pose.yaw, pitch=head_pose.pitch, roll=seen.roll)
         checks.extend(pose_checks(pose, rules))
-        if input_eye_distance_px is not None:
-            checks.append(resolution_check(input_eye_distance_px=input_eye_distance_px,
-                                           output_eye_distance_px=float(np.hypot(*(landmarks[1] - landmarks[0])))))
-    checks.extend(extra or [])
-    if background is None:
-        chin_y = None if len(faces) != 1 else (float(chin[1]) if chin is not None else chin_from_landmarks(faces[0][1]))
-        backdrop = measure_backdrop(rgb, alpha, alpha if others_alpha is None else others_alpha, chin_y=chin_y)
-        checks.extend(photographed_background_checks(backdrop, allowed=allowed_backgrounds or {"white": (255, 255, 255)},
+        if given.input_eye_distance_px is not None:
+            checks.append(resolution_check(input_eye_distance_px=given.input_eye_distance_px,
+                                           output_eye_distance_px=eye_distance(landmarks)))
+    checks.extend(given.extra)
+    if given.background is None:
+        chin_y = None if len(faces) != 1 else chin_row(faces[0][1], chin)
+        others = alpha if given.others_alpha is None else given.others_alpha
+        backdrop = measure_backdrop(rgb, alpha, others, chin_y=chin_y)
+        checks.extend(photographed_background_checks(backdrop, allowed=given.allowed_backgrounds,
                                                      other_faces=max(0, len(faces) - 1)))
     else:
-        checks.extend(background_checks(rgb, alpha, colour=background, gradient=gradient))
-    frame = frame_check(missing_mm or {})
+        checks.extend(background_checks(rgb, alpha, colour=given.background, gradient=given.gradient))
+    frame = frame_check(given.missing_mm)
     if frame is not None:
         checks.append(frame)
-    checks.append(extension_check(extended_mm or {}))
-    checks.extend(edit_checks(applied or []))
-    checks.extend(not_checked(mouth_judged=mouth_judged, eyes_judged=eyes_judged))
+    checks.append(extension_check(given.extended_mm))
+    checks.extend(edit_checks(list(given.applied)))
+    checks.extend(not_checked(mouth_judged=given.mouth_judged, eyes_judged=given.eyes_judged))
     return checks

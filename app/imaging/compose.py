@@ -1,55 +1,14 @@
-"""Alpha compositing and working-resolution helpers (pure functions on uint8 arrays)."""
+"""Alpha compositing: the person over a colour or a painted backdrop (plain, vertical and radial
+gradients), the colours under soft edges estimated for it, RGBA cut-outs. Pure functions on uint8
+arrays. (The working resolution is `resample`; the matting trimap is `matting`.)"""
 
 from __future__ import annotations
 
 import numpy as np
-
-from .opencv import cv2, resize
+from pymatting import estimate_foreground_ml
 
 RGB = tuple[int, int, int]
 FLATTEN_ROWS = 256
-
-
-def working_size(width: int, height: int, *, max_side: int) -> tuple[int, int]:
-    """The (width, height) in px to process an image at: unchanged when its long side fits in
-    `max_side`, else scaled down keeping the aspect ratio (each side at least 1 px)."""
-    long_side = max(width, height)
-    if long_side <= max_side:
-        return width, height
-    scale = max_side / long_side
-    return max(1, round(width * scale)), max(1, round(height * scale))
-
-
-def resize_rgb(rgb: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """Resize (H, W, 3) uint8 RGB to `size` = (width, height) px: to the working size, pixel-area
-    averaging (OpenCV; it was Pillow's Lanczos, about 4x slower on a 24 MP photo: docs/image-path.md)."""
-    return resize(rgb, size)
-
-
-def resize_alpha(alpha: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """Resize an (H, W) uint8 alpha matte to `size` = (width, height) px; back up to the photo's
-    size it is bilinear (no ringing; OpenCV, faster than Pillow's and at most 1 level apart)."""
-    return resize(alpha, size)
-
-
-UNKNOWN = 128  # a trimap's value for "solve for the alpha here" (0: background, 255: foreground)
-
-
-def matting_trimap(mask: np.ndarray, *, foreground_threshold: int, background_threshold: int, erode_size: int) -> np.ndarray:
-    """rembg's trimap for alpha matting from an (H, W) uint8 mask: 255 where the mask is above
-    `foreground_threshold`, 0 where it is below `background_threshold`, each region eroded by an
-    `erode_size` px square (size 0: scipy's default 3 x 3 cross, as rembg passes no structure then;
-    the image's edge counts as background), UNKNOWN (128) elsewhere. OpenCV's erosion, which takes
-    a large square in a few ms (scipy's grows with its area)."""
-    foreground = (mask > foreground_threshold).astype(np.uint8)
-    background = (mask < background_threshold).astype(np.uint8)
-    kernel = np.ones((erode_size, erode_size), np.uint8) if erode_size > 0 else cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))
-    foreground = cv2.erode(foreground, kernel, borderType=cv2.BORDER_CONSTANT, borderValue=0)
-    background = cv2.erode(background, kernel, borderType=cv2.BORDER_CONSTANT, borderValue=1)
-    trimap = np.full(mask.shape, UNKNOWN, dtype=np.uint8)
-    trimap[foreground.astype(bool)] = 255
-    trimap[background.astype(bool)] = 0
-    return trimap
 
 
 def cutout(rgb: np.ndarray, alpha: np.ndarray) -> np.ndarray:
@@ -127,3 +86,32 @@ def radial_gradient(size: tuple[int, int], centre: RGB, edge: RGB) -> np.ndarray
     t = np.sqrt(x * x + y * y) / max(1e-6, float(np.hypot((width - 1) / 2.0, (height - 1) / 2.0)))
     colours = np.asarray(centre, np.float32) * (1.0 - t[:, :, None]) + np.asarray(edge, np.float32) * t[:, :, None]
     return np.clip(colours + 0.5, 0, 255).astype(np.uint8)
+
+
+def vertical_gradient(size: tuple[int, int], top: RGB, bottom: RGB) -> np.ndarray:
+    """(H, W, 3) uint8 RGB backdrop fading from `top` to `bottom`."""
+    width, height = size
+    t = np.linspace(0.0, 1.0, height, dtype=np.float32)[:, None, None]
+    colours = np.asarray(top, np.float32) * (1.0 - t) + np.asarray(bottom, np.float32) * t
+    return np.broadcast_to(colours.round().astype(np.uint8), (height, width, 3)).copy()
+
+
+def lighter(colour: RGB, amount: float = 0.35) -> RGB:
+    """`colour` mixed with white (amount 0..1): the top of a gradient backdrop."""
+    return tuple(int(round(c + (255 - c) * amount)) for c in colour)  # type: ignore[return-value]
+
+
+def clean_foreground(rgb: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """Estimate the true person colours under soft edges (pymatting's multilevel foreground
+    estimation), so no fringe of the old background survives the new one. (H, W, 3) uint8 RGB."""
+    soft = (alpha > 0) & (alpha < 255)
+    if not soft.any():
+        return rgb
+    foreground = estimate_foreground_ml(rgb.astype(np.float64) / 255.0, alpha.astype(np.float64) / 255.0)
+    return np.clip(foreground * 255.0 + 0.5, 0, 255).astype(np.uint8)
+
+
+def photographed_person(photographed: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """What is still photographed where the background is replaced: the person's own pixels, the
+    (h, w) uint8 mask `photographed` scaled by the matte `alpha` (wholly where it is opaque)."""
+    return (photographed.astype(np.uint16) * alpha // 255).astype(np.uint8)

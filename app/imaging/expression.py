@@ -35,6 +35,7 @@ import math
 import numpy as np
 
 from .opencv import cv2
+from .head import PERSON, eye_distance
 from .skin import Skin
 
 EYE_IOD = 64.0  # px between the eyes at which the eye cascade looks
@@ -56,12 +57,11 @@ SKIN_TOLERANCE = 10.0  # ... plus this, in Cr/Cb units
 MIN_HAND_AREA_IOD2 = 2.0
 WORK_IOD = 40.0  # px between the eyes at which the skin is read
 REACH_IOD = 4.0  # the window read about the head, in eye distances (plus the eye-to-chin distance)
-PERSON = 128
 
 
 def cheeks(ycrcb: np.ndarray, five: np.ndarray) -> np.ndarray:
     """(N, 3) YCrCb pixels of the two cheeks: below each eye, above the mouth corner's height."""
-    iod = float(np.hypot(*(five[1] - five[0])))
+    iod = eye_distance(five)
     samples = []
     for eye, corner in ((five[0], five[3]), (five[1], five[4])):
         cx = float((eye[0] + corner[0]) / 2.0)
@@ -102,7 +102,7 @@ def hands_near_head(
     (other people's faces) are left out."""
     full = np.zeros(alpha.shape, bool)
     left, right = five[0], five[1]
-    iod = float(np.hypot(*(right - left)))
+    iod = eye_distance(five)
     if iod < 1.0:
         return 0.0, full
     # only a window about the head is read: REACH_IOD eye distances each way from the eye midpoint
@@ -179,7 +179,7 @@ def eyes_found(rgb: np.ndarray, five: np.ndarray) -> tuple[int, int] | None:
     if EYE_CASCADE is None:
         return None
     left, right = np.asarray(five[0], np.float64), np.asarray(five[1], np.float64)
-    iod = float(np.hypot(*(right - left)))
+    iod = eye_distance(np.asarray(five, np.float64))
     if iod < 4.0:
         return None
     scale = EYE_IOD / iod

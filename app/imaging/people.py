@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .head import PERSON
 from .opencv import cv2
 
 
@@ -48,12 +49,12 @@ def keep_person(alpha: np.ndarray, box: tuple[float, float, float, float],
 
 
 FACE_CORE = 0.5  # the centre of a face box, this share of its width and height: skin, never background
-MIN_FACE_COVER = 0.5  # the share of that centre a person's matte must hold (alpha >= 128)
+MIN_FACE_COVER = 0.5  # the share of that centre a person's matte must hold (alpha >= PERSON)
 
 
 def covers_face(alpha: np.ndarray, box: tuple[float, float, float, float]) -> bool:
     """Whether an (H, W) uint8 matte holds the face whose box the detector found: at least
-    MIN_FACE_COVER of the box's centre (FACE_CORE of its width and height) at alpha >= 128. A
+    MIN_FACE_COVER of the box's centre (FACE_CORE of its width and height) at alpha >= PERSON. A
     portrait matte that misses it has failed on this photo (MODNet on an out-of-focus portrait
     returns next to nothing: tests/test_portrait_matte.py)."""
     height, width = alpha.shape
@@ -63,7 +64,7 @@ def covers_face(alpha: np.ndarray, box: tuple[float, float, float, float]) -> bo
     top, bottom = max(0, int(y0 + margin_y)), min(height, int(math.ceil(y1 - margin_y)))
     if right <= left or bottom <= top:
         return True  # no centre to judge (a box at the edge): nothing says the matte failed
-    return float(np.mean(alpha[top:bottom, left:right] >= 128)) >= MIN_FACE_COVER
+    return float(np.mean(alpha[top:bottom, left:right] >= PERSON)) >= MIN_FACE_COVER
 
 
 HAIR_ABOVE_FACE = 1.0  # a person's axis starts this many face heights above the face box (the hair)
@@ -121,7 +122,7 @@ def separate_people(rgb: np.ndarray, alpha: np.ndarray, box: tuple[float, float,
     w, h = x1 - x0, y1 - y0
     mask[max(0, int(y0 + 0.15 * h)) : max(0, int(y1 - 0.1 * h)), max(0, int(x0 + 0.2 * w)) : max(0, int(x1 - 0.2 * w))] = cv2.GC_FGD
     body = (slice(max(0, int(y1 + 0.3 * h)), None), slice(max(0, int((x0 + x1) / 2 - 0.25 * w)), max(0, int((x0 + x1) / 2 + 0.25 * w))))
-    mask[body] = np.where(matte[body] >= 128, cv2.GC_FGD, mask[body])
+    mask[body] = np.where(matte[body] >= PERSON, cv2.GC_FGD, mask[body])
     if not ((mask == cv2.GC_BGD) | (mask == cv2.GC_PR_BGD)).any():
         return None
     models = (np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64))

@@ -68,6 +68,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .head import eye_distance, roll_degrees
+
 NOSE_DEPTH_IOD = 0.43
 NOSE_DEPTH_EYE_MOUTH = 0.41
 FRONTAL_NOSE_RATIO = 0.556
@@ -83,13 +85,12 @@ class Pose:
 
 def estimate_pose(landmarks: np.ndarray) -> Pose:
     points = np.asarray(landmarks, dtype=np.float64)
-    (lx, ly), (rx, ry) = points[0], points[1]
-    roll = math.degrees(math.atan2(ry - ly, rx - lx))
+    roll = roll_degrees(points)
     theta = math.radians(-roll)
     rotation = np.array([[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]])
     eye_mid = (points[0] + points[1]) / 2.0
     level = (points - eye_mid) @ rotation.T  # eye midpoint at the origin, eyes on y = 0
-    iod = float(np.hypot(*(level[1] - level[0])))
+    iod = eye_distance(level)
     mouth = (level[3] + level[4]) / 2.0
     nose = level[2]
     if iod <= 0 or mouth[1] <= 0:

@@ -18,7 +18,7 @@ from typing import Self
 
 import numpy as np
 
-from ..imaging.compose import resize_alpha, resize_rgb
+from ..imaging.resample import resize_alpha, resize_rgb
 from ..imaging.matting import decontaminate, edge_colours, fit_shape, pad_to
 from .base import SessionFactory, warmup_card
 from .segmentation import AlphaMatting, Matte, Segmenter

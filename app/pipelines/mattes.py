@@ -3,17 +3,21 @@
 The portrait matte (MODNet) first; where its matte does not hold the face the detector found
 (`covers_face`: on an out-of-focus portrait it returns next to nothing), the general one (u2net).
 A cut-out that names no model takes the portrait matte only when a face is found (`default_matte`);
-bench/matte.py measures both models.
+bench/matte.py measures both models. The ID photo's matte step (`matte`) is the portrait matte with
+the sitter kept alone.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ..imaging.people import covers_face
+from ..imaging.people import covers_face, keep_person
 from ..models.portrait import Matter
 from ..models.segmentation import AlphaMatting, Matte
 from ..timings import Timings
+from .sitter import Sitter
 
 
 def matte_holding_face(rgb: np.ndarray, box: tuple[float, float, float, float], *, portrait: Matter,
@@ -47,3 +51,29 @@ def default_matte(rgb: np.ndarray, *, detector: object | None, portrait: Matter,
         largest = max(faces, key=lambda face: face.width)
         return matte_holding_face(rgb, tuple(largest.box), portrait=portrait, fallback=general, max_side=max_side,
                                   timings=timings)
+
+
+# --- the ID photo's matte step ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Matted:
+    """The matte step's answer: the sitter's matte `alpha` (H, W) uint8 (other people cut away), the
+    model's own matte `raw` (everyone salient), the `foreground` (H, W, 3) uint8 RGB the model gave
+    (the photo's own pixels: the colours under soft edges are estimated on the output, `background`),
+    and the model that made it."""
+
+    alpha: np.ndarray
+    raw: np.ndarray
+    foreground: np.ndarray
+    matted_by: str
+
+
+def matte(rgb: np.ndarray, sitter: Sitter, *, segmenter: Matter, fallback: Matter | None, max_side: int,
+          alpha_matting: AlphaMatting | None, timings: Timings) -> Matted:
+    """The matte step: the portrait matte (or `fallback` where it misses the face), the sitter kept."""
+    found, matted_by = matte_holding_face(rgb, tuple(sitter.face.box), portrait=segmenter, fallback=fallback,
+                                          max_side=max_side, alpha_matting=alpha_matting, timings=timings,
+                                          edge_colours=False)
+    alpha = keep_person(found.alpha, sitter.face.box, sitter.others, rgb=rgb)
+    return Matted(alpha=alpha, raw=found.alpha, foreground=found.foreground, matted_by=matted_by)

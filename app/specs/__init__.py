@@ -3,7 +3,8 @@
 The specs and their sources live in `app/specs/data/*.toml`, one file per country or family,
 every bound in the authority's unit with its verbatim words and address (the format:
 `app/specs/loader.py`). They are read once, at import, into the frozen dataclasses of
-`app/specs/model.py`, which validate them; `SPECS` is the table in the order of
+`app/specs/model.py` (`rules.py`: sources and rules; `edits.py`: edit policies), which
+validate them; `SPECS` is the table in the order of
 `data/order.toml`.
 """
 
@@ -12,31 +13,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from .loader import SpecDataError, SpecTable, load_table
+from .edits import EDIT_OPERATIONS, KEEP_BACKGROUND, OPERATION_WORDS, Edit, EditPolicy
 from .model import (
     BACKGROUND_COLOURS,
-    DEFAULT_PREFIX,
-    EDIT_OPERATIONS,
-    HORIZONTAL_RULES,
-    KEEP_BACKGROUND,
-    OPERATION_WORDS,
-    ISO_POSE,
     MAX_DPI,
     MAX_SIDE_PX,
     MIN_DPI,
     MM_PER_INCH,
-    PILOTLIGHT_URL,
-    VERTICAL_RULES,
-    Band,
-    EditPolicy,
     PhotoSpec,
-    Rules,
-    Source,
     custom_spec,
     mm_to_px,
     parse_background,
     parse_colour,
     px_to_mm,
 )
+from .rules import DEFAULT_PREFIX, HORIZONTAL_RULES, ISO_POSE, PILOTLIGHT_URL, VERTICAL_RULES, Band, Rules, Source
 
 __all__ = [
     "BACKGROUND_COLOURS",
@@ -57,6 +48,7 @@ __all__ = [
     "TABLE",
     "VERTICAL_RULES",
     "Band",
+    "Edit",
     "EditPolicy",
     "PhotoSpec",
     "Rules",

@@ -64,23 +64,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .model import (
-    DEFAULT_PREFIX,
-    EDIT_OPERATIONS,
-    POLICIES,
-    EditPolicy,
-    HORIZONTAL_RULES,
-    MM_PER_INCH,
-    PILOTLIGHT_URL,
-    SOURCE_KINDS,
-    VERTICAL_RULES,
-    Band,
-    PhotoSpec,
-    Rules,
-    Source,
-    mm_to_px,
-    px_to_mm,
-)
+from .edits import EDIT_OPERATIONS, POLICIES, EditPolicy
+from .model import MM_PER_INCH, PhotoSpec, mm_to_px, px_to_mm
+from .rules import DEFAULT_PREFIX, HORIZONTAL_RULES, PILOTLIGHT_URL, SOURCE_KINDS, VERTICAL_RULES, Band, Rules, Source
 
 ORDER_FILE = "order.toml"
 UNAVOIDABLE_EDIT = "crop_scale"  # making a photo of the size crops and scales it

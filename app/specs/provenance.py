@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .model import SOURCE_KINDS, PhotoSpec, Source
+from .model import PhotoSpec
+from .rules import SOURCE_KINDS, Source
 
 
 def cited_sources(spec: PhotoSpec) -> list[Source]:

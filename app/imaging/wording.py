@@ -1,0 +1,105 @@
+"""The report's words for people: advice, rule labels, the sources of the capture thresholds, what
+to do instead of a refused edit. Data and small formatters only; `compliance` decides which apply.
+"""
+
+from __future__ import annotations
+
+CORNERS_ADVICE = "Someone or something else is beside your head: use a photo with no one else in it and a plain wall behind you."
+NOT_CHECKED = (
+    "We cannot check for hats or glasses: make sure there are none",
+    "We cannot check that your expression is neutral and your mouth closed: make sure it is",
+)
+NOT_CHECKED_EYES = "We cannot check that your eyes are open: make sure they are"
+HANDS_ADVICE = "Lower your arms: hands must not be near your head."
+MOUTH_ADVICE = "Close your mouth: a neutral expression, lips together, no teeth showing."
+GAPING_ADVICE = "A natural smile is allowed, an open mouth is not: relax your jaw and close your lips a little."
+ADVICE = {
+    "yaw_degrees": "Face the camera squarely",
+    "pitch_degrees": "Look straight at the camera: chin neither up nor down",
+    "roll_degrees": "Keep your head level",
+    "head_height": "The head could not be sized to the rule: use a photo taken from further away, head and shoulders in view",
+    "crown_margin": "The space above the head is outside the rule",
+    "chin_margin": "The space below the chin is outside the rule",
+    "eye_line": "The eyes sit outside the rule's height",
+    "head_width": "The head's width is outside the rule",
+    "side_margin": "The head is too close to a side edge",
+    "centre_x": "The face is off centre: face the camera squarely",
+    "eye_distance": "The eye distance is outside the rule",
+}
+RULE_LABEL = {
+    "head_height": "chin to crown",
+    "crown_margin": "top edge to crown",
+    "chin_margin": "chin to bottom edge",
+    "eye_line": "eye line above the bottom edge",
+    "head_width": "head width",
+    "side_margin": "head to the nearer side edge",
+    "centre_x": "left edge to the face's centre line",
+    "eye_distance": "eye to eye",
+}
+
+
+def mm_band_text(low: float | None, high: float | None) -> str:
+    if low is None:
+        return f"<= {high:.1f} mm"
+    if high is None:
+        return f">= {low:.1f} mm"
+    return f"{low:.1f}-{high:.1f} mm"
+
+
+
+UNCERTAIN_ADVICE = ("Within our measuring uncertainty (+-{u:.1f} mm) of the rule's limit, so we cannot tell: "
+                    "check it yourself, or take the photo again a little further away")
+
+
+
+CAPTURE_SOURCES = {
+    "sharpness": "HM Passport Office, 'Passport photographs' leaflet (a copy at "
+                 "https://www.scribd.com/doc/92433973/Passport-Photographs): the photographs must \"be in sharp focus "
+                 "and clear\"",
+    "exposure": "ANSI/NIST-ITL 1-2011, E.3.6 'No saturation' (a copy at https://yumpu.com/en/document/view/42300191/"
+                "acknowledgements-for-ansi-nist-itl-1-2011-nist-visual-image-/514): \"there shall be no saturation "
+                "(over or under exposure) on the face\"",
+    "lighting": "HM Passport Office, the same leaflet: \"free from shadows\"; ISO/IEC 19794-5 as adopted in GOST R "
+                "ISO/IEC 19794-5-2013, table C.8 (a copy at https://ajdocs.ru/gsp/34565/97) measures the uniformity "
+                "of the light as the difference of exposure between the right and the left half of the face",
+}
+
+WALL_ADVICE = "Stand in front of a plain {colour} wall, a step away from it, lit evenly from the front"
+
+
+def wall_advice(allowed: dict[str, tuple[int, int, int]]) -> str:
+    names = " or ".join(name.replace("-", " ") for name in allowed)
+    return WALL_ADVICE.format(colour=names)
+
+
+
+INSTEAD = {
+    "crop_scale": "have the photo taken at the required size",
+    "level": "hold your head level when the photo is taken",
+    "replace_background": "keep your own background (background=keep) and take the photo in front of a plain wall of "
+                          "an allowed colour, a step away from it, lit from the front",
+    "extend_canvas": "take the photo from a step further away, with your shoulders in view, or send the uncropped "
+                     "original",
+    "adjust_tone": "take the photo in even, bright light",
+}
+
+
+
+FRAME_ADVICE = "take the photo from a step further away, with your shoulders in view, or send the uncropped original"
+EDGE_WORDS = {"top": "above the head", "bottom": "below", "left": "at the left", "right": "at the right"}
+
+
+def missing_words(missing_mm: dict[str, float]) -> str:
+    return ", ".join(f"{mm:.1f} mm {EDGE_WORDS[edge]}" for edge, mm in missing_mm.items())
+
+
+
+EYES_ADVICE = "Open your eyes: look at the camera with both eyes open."
+
+
+CUT_MESSAGES = {
+    "bottom": "The photo is cut off above the chin; use one that shows your whole face and some of your shoulders.",
+    "top": "The photo is cut off through the top of the head; use one that shows all of your hair.",
+    "left": "The photo is cut off through the left of the head; use one that shows your whole head.",
+    "right": "The photo is cut off through the right of the head; use one that shows your whole head.",
+}
