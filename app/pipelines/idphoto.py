@@ -17,7 +17,8 @@ from pymatting import estimate_foreground_ml
 
 from ..errors import NoFace, PhotoRejected
 from ..imageio import encode, jpeg_within
-from ..imaging import compliance, expression, quality
+from ..imaging import compliance, expression, quality, retake
+from ..imaging.headroom import keep_whole_head
 from ..imaging.compose import flatten
 from ..imaging.pose import estimate_pose
 from ..imaging.sheet import Paper, SheetLayout, plan_sheet, render_sheet
@@ -86,6 +87,7 @@ class Frame:
     placement: Placement
     extension: Extension
     missing_mm: dict[str, float] = field(default_factory=dict)
+    crown_kept_px: float = 0.0  # output px the frame moved up to keep the top of the hair in (headroom)
 
 
 @dataclass(frozen=True)
@@ -292,9 +294,13 @@ def _place(face: Face, alpha: np.ndarray, roll: float, spec: PhotoSpec, chin: np
                                size_mm=(spec.width_mm, spec.height_mm))
     extension = needed_extension(placement, alpha.shape)
     if extend_canvas or not extension.any:
-        return Frame(placement, extension)
+        # never through the hair: the frame moves up to keep the whole head (headroom.keep_whole_head)
+        placement, moved = keep_whole_head(placement, head, inside=None if extend_canvas else alpha.shape)
+        return Frame(placement, needed_extension(placement, alpha.shape) if extend_canvas else extension,
+                     crown_kept_px=moved)
     missing = extension.mm(placement, size_mm=(spec.width_mm, spec.height_mm))
-    return Frame(fit_inside(placement, alpha.shape), Extension(), missing)
+    placement, moved = keep_whole_head(fit_inside(placement, alpha.shape), head, inside=alpha.shape)
+    return Frame(placement, Extension(), missing, crown_kept_px=moved)
 
 
 LEVEL_APPLIED_DEG = 0.05  # a rotation smaller than this is no levelling
@@ -461,6 +467,8 @@ def make_id_photo(
             chin=chin_out,
             head_pose=estimate_pose(face.landmarks),
         )
+        if frame.missing_mm or frame.crown_kept_px:  # the photo was too tight: say what to change
+            checks = retake.advise(checks, spec.rules)
     return IdPhoto(
         pixels=pixels,
         data=data,
