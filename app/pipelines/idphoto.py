@@ -17,7 +17,7 @@ from pymatting import estimate_foreground_ml
 
 from ..errors import NoFace, PhotoRejected
 from ..imageio import encode, jpeg_within
-from ..imaging import compliance, expression, quality, retake
+from ..imaging import arms, compliance, expression, quality, retake
 from ..imaging.headroom import keep_whole_head
 from ..imaging.compose import flatten
 from ..imaging.pose import estimate_pose
@@ -358,11 +358,12 @@ def face_checks(
     chin: np.ndarray | None,
 ) -> list[compliance.Check]:
     """The lines judged on the original: hands near the head (the person's matte and the face's own
-    skin colour, above `chin`), the eyes open (OpenCV's eye cascade on each eye's window), and with
+    skin colour, above `chin`), arms near the head (the matte's outline alone: `arms`), the eyes open (OpenCV's eye cascade on each eye's window), and with
     the 68 dense landmarks (`dense`, from the landmark net), the mouth."""
     others = [other.box for other in faces if not _same_face(other, face)]
     area, _ = expression.hands_near_head(rgb, alpha, face.landmarks, chin_y=_chin_y(face, chin), other_faces=others)
-    checks = [compliance.hands_check(area)]
+    reach, _ = arms.arms_near_head(alpha, face.landmarks, chin_y=_chin_y(face, chin), other_faces=others)
+    checks = [compliance.hands_check(area), arms.arms_check(reach)]
     eyes = expression.eyes_found(rgb, face.landmarks)
     if eyes is not None:
         checks.append(compliance.eyes_check(eyes))
