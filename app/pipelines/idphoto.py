@@ -18,6 +18,7 @@ from pymatting import estimate_foreground_ml
 from ..errors import NoFace, PhotoRejected
 from ..imageio import encode, jpeg_within
 from ..imaging import arms, compliance, expression, quality, retake
+from ..imaging.dense_roll import eye_line_roll
 from ..imaging.headroom import keep_whole_head
 from ..imaging.compose import flatten
 from ..imaging.pose import estimate_pose
@@ -444,7 +445,8 @@ def make_id_photo(
         if on_output is None:
             on_output = detect_output(detector, seen, options.background)
         found = [(f.box, f.landmarks) for f in on_output]
-        chin_out = menton(landmarker.landmarks(seen, on_output[0].box)) if landmarker is not None and len(on_output) == 1 else None
+        dense_out = landmarker.landmarks(seen, on_output[0].box) if landmarker is not None and len(on_output) == 1 else None
+        chin_out = None if dense_out is None else menton(dense_out)
         checks = compliance.report(
             rgb=seen,
             alpha=alpha_out,
@@ -467,6 +469,7 @@ def make_id_photo(
             eyes_judged=any(check.name == "eyes_open" for check in judged),
             chin=chin_out,
             head_pose=estimate_pose(face.landmarks),
+            dense_roll=None if dense_out is None else eye_line_roll(dense_out),
         )
         if frame.missing_mm or frame.crown_kept_px:  # the photo was too tight: say what to change
             checks = retake.advise(checks, spec.rules)
