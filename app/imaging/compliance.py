@@ -31,6 +31,7 @@ from .head import (
     skull_top,
 )
 from .people import PERSON_LINK
+from .dense_roll import with_dense_roll
 from .pose import UNCERTAINTY_DEG, Pose, estimate_pose, judge
 from .solver import RULE_NAMES, band_miss, band_slack
 from .wording import (
@@ -224,14 +225,15 @@ def rule_checks(values: dict[str, float | None], rules: Any, *, crown_meaning: s
     return checks
 
 
-def pose_checks(pose: Pose, rules: Any) -> list[Check]:
+def pose_checks(pose: Pose, rules: Any, *, roll_uncertainty: float | None = None) -> list[Check]:
     """Yaw, pitch and roll against the spec's limits, judged with the estimate's uncertainty
-    (`pose.judge`): a line the estimate cannot decide has pass None and asks the person to check."""
+    (`pose.judge`; the roll's is `roll_uncertainty` where given: `dense_roll`): a line the estimate
+    cannot decide has pass None and asks the person to check."""
     limits = (("yaw_degrees", "yaw", pose.yaw, rules.max_yaw_deg), ("pitch_degrees", "pitch", pose.pitch, rules.max_pitch_deg),
               ("roll_degrees", "roll", pose.roll, rules.max_roll_deg))
     out = []
     for name, axis, value, limit in limits:
-        margin = UNCERTAINTY_DEG[axis]
+        margin = roll_uncertainty if axis == "roll" and roll_uncertainty is not None else UNCERTAINTY_DEG[axis]
         passed = judge(value, limit, margin)
         allowed = f"<= {limit:g} either way (the estimate is good to +-{margin:g}: beyond {limit + margin:g} it fails)"
         if passed is None:
@@ -478,7 +480,8 @@ class ReportInput:
     `chin` the one face's menton (x, y) px as the dense landmarks read it on the output, where they
     ran; `head_pose` the head's yaw and pitch as read on the original (the same head at a higher
     resolution, read once for every spec), where the output's own reading gives only the roll left
-    after levelling. `background` None: the photographed background was kept, and is judged against
+    after levelling; `dense_roll` the roll of the 68 points' eyes on the output, where they ran
+    (judged with its own, smaller uncertainty). `background` None: the photographed background was kept, and is judged against
     `allowed_backgrounds` with `others_alpha` (the raw segmentation warped to the output: what else
     is salient behind the person). `missing_mm`: how far the photo falls short of the frame where
     the canvas may not be extended. `applied`: the edits made, as the spec's policies.
@@ -505,6 +508,7 @@ class ReportInput:
     eyes_judged: bool = False
     chin: np.ndarray | None = None
     head_pose: Pose | None = None
+    dense_roll: float | None = None
 
 
 def report(given: ReportInput) -> list[Check]:
@@ -534,7 +538,8 @@ def report(given: ReportInput) -> list[Check]:
         seen = estimate_pose(landmarks)
         head_pose = given.head_pose
         pose = seen if head_pose is None else Pose(yaw=head_pose.yaw, pitch=head_pose.pitch, roll=seen.roll)
-        checks.extend(pose_checks(pose, rules))
+        pose, roll_uncertainty = with_dense_roll(pose, given.dense_roll)  # the 68 points' eyes, where they ran
+        checks.extend(pose_checks(pose, rules, roll_uncertainty=roll_uncertainty))
         if given.input_eye_distance_px is not None:
             checks.append(resolution_check(input_eye_distance_px=given.input_eye_distance_px,
                                            output_eye_distance_px=eye_distance(landmarks)))

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from ..imaging import compliance, expression, quality
+from ..imaging import arms, compliance, expression, quality
+from ..imaging.dense_roll import eye_line_roll
 from ..imaging.head import chin_row
 from ..models.faces import Face
 from ..models.landmarks68 import Landmarks68, menton, mouth_openness
@@ -38,13 +39,16 @@ def assess_capture(rgb: np.ndarray, sitter: Sitter) -> list[dict[str, object]]:
 
 def judge_input(rgb: np.ndarray, alpha: np.ndarray, sitter: Sitter, spec: PhotoSpec,
                 capture: list[dict[str, object]]) -> OnInput:
-    """Hands near the head (the person's matte and the face's own skin colour, above the chin), the
+    """Hands near the head (the person's matte and the face's own skin colour, above the chin), arms
+    near the head (the matte's outline alone: `arms`), the
     eyes open (OpenCV's eye cascade on each eye's window), with the 68 dense landmarks the mouth,
     and the lines judged from the capture quality's measures (`assess_capture`)."""
     face = sitter.face
     area, _ = expression.hands_near_head(rgb, alpha, face.landmarks, chin_y=chin_row(face.landmarks, sitter.chin),
                                          other_faces=sitter.others_detected)
-    checks = [compliance.hands_check(area)]
+    reach, _ = arms.arms_near_head(alpha, face.landmarks, chin_y=chin_row(face.landmarks, sitter.chin),
+                                   other_faces=sitter.others_detected)
+    checks = [compliance.hands_check(area), arms.arms_check(reach)]
     eyes = expression.eyes_found(rgb, face.landmarks)
     if eyes is not None:
         checks.append(compliance.eyes_check(eyes))
@@ -77,7 +81,8 @@ def judge_output(data: bytes, given: Judged, sitter: Sitter, on_input: OnInput, 
     written = Image.open(io.BytesIO(data))
     seen = np.asarray(written.convert("RGB"))
     on_output = read_output(detector, seen, background) if given.on_output is None else given.on_output
-    chin = menton(landmarker.landmarks(seen, on_output[0].box)) if landmarker is not None and len(on_output) == 1 else None
+    dense = landmarker.landmarks(seen, on_output[0].box) if landmarker is not None and len(on_output) == 1 else None
+    chin = None if dense is None else menton(dense)
     return compliance.report(compliance.ReportInput(
         rgb=seen,
         alpha=given.alpha,
@@ -100,4 +105,5 @@ def judge_output(data: bytes, given: Judged, sitter: Sitter, on_input: OnInput, 
         eyes_judged=on_input.eyes_judged,
         chin=chin,
         head_pose=sitter.pose,
+        dense_roll=None if dense is None else eye_line_roll(dense),
     ))

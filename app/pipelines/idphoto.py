@@ -37,7 +37,7 @@ from typing import Literal
 import numpy as np
 
 from ..imageio import encode_photo
-from ..imaging import compliance
+from ..imaging import compliance, retake
 from ..imaging.placement import Placement, warp
 from ..imaging.sheet import Paper, SheetLayout, plan_sheet, render_sheet
 from ..models.faces import Face
@@ -183,6 +183,8 @@ def make_id_photo(
         checks = judge_output(encoded.data, judged, sitter, on_input, spec=spec, dpi=options.output_dpi,
                               background=options.background, gradient=options.gradient, detector=detector,
                               landmarker=landmarker)
+        if frame.missing_mm or frame.crown_kept_px:  # the photo was too tight: say what to change
+            checks = retake.advise(checks, spec.rules)
     return IdPhoto(
         pixels=rendered.pixels,
         data=encoded.data,

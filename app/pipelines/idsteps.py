@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import PhotoRejected
 from ..imaging import expression
 from ..imaging.canvas import Extension, extend, fit_inside, needed_extension, photographed_mask
+from ..imaging.headroom import keep_whole_head
 from ..imaging.compose import clean_foreground, flatten, lighter, photographed_person, vertical_gradient
 from ..imaging.head import FACE_WIDTH_IOD, PlacementError, chin_row, eye_distance, eye_midpoint, head_cut_edge, measure_upright
 from ..imaging.placement import Placement, upright_matte, warp
@@ -42,6 +43,7 @@ class Frame:
     placement: Placement
     extension: Extension
     missing_mm: dict[str, float] = field(default_factory=dict)
+    crown_kept_px: float = 0.0  # output px the frame moved up to keep the top of the hair in (headroom)
 
     def extended_mm(self, spec: PhotoSpec) -> dict[str, float]:
         return self.extension.mm(self.placement, size_mm=(spec.width_mm, spec.height_mm))
@@ -75,9 +77,13 @@ def place(sitter: Sitter, alpha: np.ndarray, roll: float, spec: PhotoSpec, *, ex
                                size_mm=(spec.width_mm, spec.height_mm))
     extension = needed_extension(placement, alpha.shape)
     if extending.applies or not extension.any:
-        return Frame(placement, extension)
+        # never through the hair: the frame moves up to keep the whole head (headroom.keep_whole_head)
+        placement, moved = keep_whole_head(placement, head, inside=None if extending.applies else alpha.shape)
+        return Frame(placement, needed_extension(placement, alpha.shape) if extending.applies else extension,
+                     crown_kept_px=moved)
     missing = extension.mm(placement, size_mm=(spec.width_mm, spec.height_mm))
-    return Frame(fit_inside(placement, alpha.shape), Extension(), missing)
+    placement, moved = keep_whole_head(fit_inside(placement, alpha.shape), head, inside=alpha.shape)
+    return Frame(placement, Extension(), missing, crown_kept_px=moved)
 
 
 @dataclass(frozen=True)

@@ -143,3 +143,56 @@ def edge_distances(composite: Composite, alpha: np.ndarray, foreground: np.ndarr
     photographed = np.linalg.norm(composite.rgb[band] - behind[band], axis=1).mean()
     estimated = np.linalg.norm(foreground[band] - behind[band], axis=1).mean()
     return float(photographed), float(estimated)
+
+
+# -- arms near the head (issue 45) ----------------------------------------------------------------
+# Limbs drawn in the face's own frame (u across the eye line from the face's centre line, v down from
+# the eye line, in eye distances; the chin at `chin_v`), on the side `side` (-1: the image's left).
+# Sizes of an adult arm in eye distances (about 63 mm): a forearm about 1.0 wide side-on (0.65 here,
+# the narrowest), an upper arm 1.3 (0.8 here), a hand 1.3 x 1.6 (0.9 x 1.1 here): the smallest
+# plausible, so what is caught here is caught with room to spare on a real arm.
+ARM_POSES = {
+    # the upper arm up from the shoulder to the elbow beside the head, the forearm behind the head
+    "behind-head": (("limb", (2.4, 1.5), (2.7, -2.4), 0.8), ("limb", (2.7, -2.4), (1.0, -2.2), 0.7)),
+    # the forearm upright beside the head against the wall, the hand at the temple's height
+    "beside-head": (("limb", (2.4, 1.5), (2.3, -1.0), 0.65), ("hand", (2.3, -1.4), 0.9, 1.1)),
+    # the hand raised above the head, the forearm up beside it
+    "hand-above": (("limb", (2.4, 1.5), (1.9, -3.0), 0.65), ("hand", (1.5, -3.3), 1.1, 0.9)),
+}
+
+
+def arm_outline(five: np.ndarray, chin_y: float, pose: str, side: int, *, shape: tuple[int, int]) -> np.ndarray:
+    """(H, W) bool: the arm of ARM_POSES[pose] on `side`, placed by the face's five landmarks
+    (left eye, right eye, nose, mouth corners; px) with the chin at row `chin_y`. A limb's lower
+    end in v is counted from the chin (1.5 means 1.5 eye distances below it)."""
+    from PIL import ImageDraw
+
+    left, right = np.asarray(five[0], np.float64), np.asarray(five[1], np.float64)
+    iod = float(np.hypot(*(right - left)))
+    angle = np.arctan2(right[1] - left[1], right[0] - left[0])
+    cos, sin = float(np.cos(angle)), float(np.sin(angle))
+    mid = (left + right) / 2.0
+    centre = np.mean(np.asarray(five, np.float64)[[0, 1, 3, 4]], axis=0)
+    centre_u = float((centre[0] - mid[0]) * cos + (centre[1] - mid[1]) * sin) / iod
+    chin_v = float((chin_y - mid[1]) / iod)
+
+    def px(u: float, v: float) -> tuple[float, float]:
+        u = centre_u + side * u
+        return float(mid[0] + (u * cos - v * sin) * iod), float(mid[1] + (u * sin + v * cos) * iod)
+
+    canvas = Image.new("L", (shape[1], shape[0]), 0)
+    draw = ImageDraw.Draw(canvas)
+    for part in ARM_POSES[pose]:
+        if part[0] == "limb":
+            (_, (u0, v0), (u1, v1), width) = part
+            v0 = chin_v + v0 if v0 > 0 else v0  # a lower end below the chin
+            (x0, y0), (x1, y1) = px(u0, v0), px(u1, v1)
+            draw.line([(x0, y0), (x1, y1)], fill=255, width=max(1, round(width * iod)))
+            radius = width * iod / 2.0  # round joints
+            for x, y in ((x0, y0), (x1, y1)):
+                draw.ellipse([x - radius, y - radius, x + radius, y + radius], fill=255)
+        else:
+            (_, (u, v), w, h) = part
+            x, y = px(u, v)
+            draw.ellipse([x - w * iod / 2, y - h * iod / 2, x + w * iod / 2, y + h * iod / 2], fill=255)
+    return np.asarray(canvas) > 0
