@@ -193,12 +193,14 @@ class Attack:
     errors: int = 0
     request: bytes = b""  # slow_reader: the request each connection sends (default: a noise cut-out)
     _stop: Any = field(default_factory=threading.Event)
+    _answering: Any = None  # slow_reader: how many of its readers' answers have begun with a 200 (shared)
     _process: Any = None
     _results: Any = None
 
     def start(self) -> Attack:
         context = multiprocessing.get_context("fork")
         self._stop = context.Event()
+        self._answering = context.Value("i", 0)
         self._results, sender = context.Pipe(duplex=False)
         self._process = context.Process(target=self._child, args=(sender,), name=f"attack-{self.kind}", daemon=True)
         self._process.start()
@@ -224,6 +226,14 @@ class Attack:
                 self._process.join(timeout=10)
             self._process = None
         return self
+
+    def wait_answering(self, count: int, *, timeout: float) -> int:
+        """slow_reader: wait (at most `timeout` s) until `count` readers' answers have begun with a
+        200, so every cut-out they asked for has been computed; returns how many have."""
+        deadline = time.monotonic() + timeout
+        while self._answering.value < count and time.monotonic() < deadline and not self._stop.is_set():
+            time.sleep(0.1)
+        return int(self._answering.value)
 
     def __enter__(self) -> Attack:
         return self.start()
@@ -292,6 +302,9 @@ class Attack:
                 state, piece = trickle_read(sock)
                 if state == "read" and len(seen) < 64:
                     entry[1] = seen + piece
+                    if len(seen) < 12 <= len(entry[1]) and entry[1].startswith(b"HTTP/1.1 200"):
+                        with self._answering.get_lock():
+                            self._answering.value += 1
                 if state == "closed":
                     self.closed += 1
                     self.answers[seen.split(b"\r\n", 1)[0].decode("latin-1") or "(closed before its status line)"] += 1
@@ -419,8 +432,12 @@ def run_scenario(server: Server, kind: str, *, connections: int, seconds: float,
     """The `kind` attack from `source` beside a good client (from 127.0.0.1)."""
     count = connections if kind != "flood" else 0
     with Attack(kind, server.port, count, seconds=seconds + 30, source=source) as attack:
-        # let the hostile connections pile up first (slow readers: their cut-outs are computed first, ~1 s each on 2 cores)
-        time.sleep(float(connections) if kind == "slow_reader" else min(3.0, seconds / 4))
+        # let the hostile connections pile up first; slow readers: until every cut-out they asked for
+        # is computed and its answer has begun (a 200's first bytes), however slow the machine
+        if kind == "slow_reader":
+            attack.wait_answering(connections, timeout=30.0 * max(1, connections))
+        else:
+            time.sleep(min(3.0, seconds / 4))
         good = good_client(server.url, photo, seconds=seconds)
     return good, attack
 
