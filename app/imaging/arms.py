@@ -29,6 +29,7 @@ import numpy as np
 from ..specs import PILOTLIGHT_URL, Source
 from .compliance import Check
 from .opencv import cv2
+from .people import clear_faces, largest_piece
 
 PERSON = 128  # alpha at or above this is the person (uint8 matte)
 HAIR_TOP_IOD = 2.6  # the head's outline reaches this far above the eye line (hair included; skulls ~1.5)
@@ -123,18 +124,10 @@ def arms_near_head(
     chin_v = float((chin - points[:2, 1].mean()) / work_iod)  # along the axis, near enough for a small roll
     outside = (window >= PERSON) & ~expected_silhouette(u, v, chin_v=chin_v)
     outside &= (np.abs(u) <= REACH_IOD) & (v >= -ABOVE_IOD)
-    for x0, y0, x1, y1 in boxes:  # another face, and its neck below it
-        w, h = x1 - x0, y1 - y0
-        outside[max(0, int(y0 - 0.3 * h)) : max(0, int(y1 + 1.0 * h)), max(0, int(x0 - 0.3 * w)) : max(0, int(x1 + 0.3 * w))] = False
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(outside.astype(np.uint8), connectivity=8)
-    if count <= 1:
-        return 0.0, full
-    largest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-    area = float(stats[largest, cv2.CC_STAT_AREA]) / (work_iod * work_iod)
-    piece = (labels == largest).astype(np.uint8)
-    if factor < 1.0:
-        piece = cv2.resize(piece, size, interpolation=cv2.INTER_NEAREST)
-    full[wy0:wy1, wx0:wx1] = piece > 0
+    clear_faces(outside, boxes)  # another face, and its neck below it
+    area, piece = largest_piece(outside, unit_px=work_iod, size=size)
+    if piece is not None:
+        full[wy0:wy1, wx0:wx1] = piece
     return area, full
 
 

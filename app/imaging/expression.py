@@ -36,6 +36,7 @@ import numpy as np
 
 from .opencv import cv2
 from .head import PERSON, eye_distance
+from .people import clear_faces, largest_piece
 from .skin import Skin
 
 EYE_IOD = 64.0  # px between the eyes at which the eye cascade looks
@@ -144,19 +145,11 @@ def hands_near_head(
     chin_v = float(chin_y - mid[1])
     beside = (np.abs(u - centre_u) > HEAD_HALF_SPAN_IOD * iod) & (v < 0.8 * chin_v) & (v > -ABOVE_EYES_IOD * iod)
     mask = beside & is_skin & (alpha >= PERSON)
-    for x0, y0, x1, y1 in other_faces:  # another face, and its neck below it
-        w, h = x1 - x0, y1 - y0
-        mask[max(0, int(y0 - 0.3 * h)) : int(y1 + 1.0 * h), max(0, int(x0 - 0.3 * w)) : int(x1 + 0.3 * w)] = False
+    clear_faces(mask, other_faces)  # another face, and its neck below it
     # the largest connected piece (scattered skin-coloured pixels of hair or clothes are not a hand)
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
-    if count <= 1:
-        return 0.0, full
-    largest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-    area = float(stats[largest, cv2.CC_STAT_AREA]) / (iod * iod)
-    piece = (labels == largest).astype(np.uint8)
-    if factor < 1.0:
-        piece = cv2.resize(piece, window, interpolation=cv2.INTER_NEAREST)
-    full[wy0:wy1, wx0:wx1] = piece > 0
+    area, piece = largest_piece(mask, unit_px=iod, size=window)
+    if piece is not None:
+        full[wy0:wy1, wx0:wx1] = piece
     return area, full
 
 

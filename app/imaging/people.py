@@ -150,3 +150,25 @@ def _cut_other_people(alpha: np.ndarray, box: tuple[float, float, float, float],
     out = alpha.copy()
     out[cut] = 0
     return out
+
+
+def clear_faces(mask: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> None:
+    """Clear from `mask` (H, W) bool, in place, each face box in `boxes` (x0, y0, x1, y1 px) and its
+    neck below it (0.3 of the box's size either side and above, a box's height below)."""
+    for x0, y0, x1, y1 in boxes:
+        w, h = x1 - x0, y1 - y0
+        mask[max(0, int(y0 - 0.3 * h)) : max(0, int(y1 + 1.0 * h)), max(0, int(x0 - 0.3 * w)) : max(0, int(x1 + 0.3 * w))] = False
+
+
+def largest_piece(mask: np.ndarray, *, unit_px: float, size: tuple[int, int]) -> tuple[float, np.ndarray | None]:
+    """The largest 8-connected piece of `mask` (H, W) bool: its area in `unit_px` squared (an eye
+    distance: the scale cancels), and the piece as a bool mask of `size` (W, H); (0.0, None) where
+    `mask` is empty. A scatter of pixels is never a piece: only the largest one counts."""
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    if count <= 1:
+        return 0.0, None
+    largest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    piece = (labels == largest).astype(np.uint8)
+    if (piece.shape[1], piece.shape[0]) != tuple(size):
+        piece = cv2.resize(piece, size, interpolation=cv2.INTER_NEAREST)
+    return float(stats[largest, cv2.CC_STAT_AREA]) / (unit_px * unit_px), piece > 0
