@@ -223,8 +223,10 @@ def render_markdown(results: dict, gpu: dict | None, chart_name: str, browser: d
              if folder is not None and (folder / f"matte-{name}.md").is_file()]
     # the front's sections, as their benches printed them (bench.lockout)
     front = [path.read_text() for path in sorted(folder.glob("front-*.md"))] if folder is not None else []
+    # the cold matrix, as bench.cold printed it (each run's label: cold-<label>.md)
+    cold = [path.read_text() for path in sorted(folder.glob("cold-*.md"))] if folder is not None else []
     return tidy(ENV.get_template("benchmarks.md.j2").render(f=Figures(results), results=results, gpu=gpu, browser=browser,
-                                                             chart=chart_name, matte=matte, front=front, **extra))
+                                                             chart=chart_name, matte=matte, front=front, cold=cold, **extra))
 
 
 def render_gpu(gpu: dict | None) -> str:

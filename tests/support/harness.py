@@ -471,12 +471,14 @@ class Call:
     file_field: str
     photo: bytes
     fields: Mapping[str, str] = field(default_factory=dict)
+    filename: str = "photo.jpg"
+    content_type: str = "image/jpeg"
 
     def send(self, base_url: str, session: requests.Session | None = None, timeout: float = 300.0) -> Reply:
         poster = session or requests
         started = time.perf_counter()
         try:
-            response = poster.post(base_url + self.path, files={self.file_field: ("photo.jpg", self.photo, "image/jpeg")},
+            response = poster.post(base_url + self.path, files={self.file_field: (self.filename, self.photo, self.content_type)},
                                    data=dict(self.fields), timeout=timeout)
             elapsed = time.perf_counter() - started
             _ = response.content

@@ -1,0 +1,241 @@
+"""The cold matrix: is the first request after ready the hundredth, for every photo a user may send?
+
+    .venv/bin/python -m bench.cold [--starts N] [--workers W ...] [--kind K ...] [--shape S ...]
+                                   [--format F ...] [--env NAME=VALUE ...] [--label L] [--quick] [--json OUT]
+
+Every cell is one kind of request (a u2net cut-out, a MODNet cut-out, an ID photo, a print sheet,
+face analysis) of one photo (square, portrait, landscape, small, a 12 MP phone photo: real corpus
+portraits, tests/support/corpus.py) in one format (JPEG, PNG, HEIC), and every cell gets fresh
+servers of its own: pilotlight started as a user starts it (./start.sh, the default models and
+warm-up, --workers workers), and the first request sent the moment /readyz turns 200.
+
+- Wide lane (a lone request): that first request against the median of the lone ones after it.
+- Narrow lanes (2 clients): then the first pair sent together (the second worker of the pair has
+  served nothing since its warm-up) against the median of the pairs after it.
+
+Each figure is the median over --starts fresh starts, with the lowest and highest beside it; the
+table ends with the worst cell and what was in it. Time to ready is given in bare u2net forward
+passes (one thread, measured in this run, before and after the matrix).
+
+A full matrix (5 kinds x 5 shapes x 3 formats, 2 and 4 workers, 3 starts) is 450 fresh starts:
+about two hours on 2 cores. --kind/--shape/--format take a part of it.
+
+Figures depend on the machine: compare the ratios printed in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import statistics
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from .common import RESULTS, WORK, say, write_json
+from .lanes import pilotlight
+from .matte import DEFAULTS, bare_u2net_seconds
+from tests.support.harness import Call, Server, must
+
+# kind: (path, form fields)
+KINDS: dict[str, tuple[str, dict[str, str]]] = {
+    "u2net cut-out": ("/api/v1/remove-background", {"model": "u2net"}),
+    "modnet cut-out": ("/api/v1/remove-background", {"model": "modnet"}),
+    "ID photo": ("/api/v1/idphoto", {"spec": "us-passport"}),
+    "print sheet": ("/api/v1/idphoto/sheet", {"spec": "us-passport", "paper": "4x6"}),
+    "face analysis": ("/api/v1/faces", {}),
+}
+
+
+def _as_phone(rgb: np.ndarray) -> np.ndarray:  # a 3:4 crop from the top, at a phone's 12 MP (3024 x 4032)
+    height = min(rgb.shape[0], rgb.shape[1] * 4 // 3)
+    crop = Image.fromarray(rgb[:height, : height * 3 // 4])
+    return np.asarray(crop.resize((3024, 4032), Image.Resampling.LANCZOS))
+
+
+# shape: (corpus portrait, what is done to it)
+SHAPES: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray]]] = {
+    "square": ("feat-happy", lambda rgb: rgb),  # 512 x 512
+    "portrait": ("obama", lambda rgb: rgb),  # 910 x 1137
+    "landscape": ("franck-neutral", lambda rgb: rgb),  # 720 x 576
+    "small": ("connery", lambda rgb: rgb),  # 350 x 466
+    "12 MP": ("obama-standing", _as_phone),  # 3024 x 4032
+}
+
+# format: (encode, file name, content type)
+FORMATS: dict[str, tuple[Callable[[Image.Image, io.BytesIO], None], str, str]] = {
+    "JPEG": (lambda image, out: image.save(out, "JPEG", quality=92), "photo.jpg", "image/jpeg"),
+    "PNG": (lambda image, out: image.save(out, "PNG"), "photo.png", "image/png"),
+    "HEIC": (lambda image, out: _heif().from_pillow(image).save(out, quality=90), "IMG_0001.HEIC", "image/heic"),
+}
+
+
+def _heif():  # noqa: ANN202  (pillow-heif's encoder, a dev dependency; the app decodes with pi-heif)
+    import pillow_heif
+
+    return pillow_heif
+
+
+@dataclass(frozen=True)
+class Cell:
+    kind: str
+    shape: str
+    format: str
+
+    def label(self) -> str:
+        return f"{self.kind}, {self.shape} {self.format}"
+
+
+def calls(cells: list[Cell]) -> dict[Cell, Call]:
+    """Each cell's request, its photo encoded once."""
+    from tests.support import corpus
+    from tests.support.judge import corpus_portraits
+
+    names = {SHAPES[cell.shape][0] for cell in cells}
+    corpus.fetch(None)
+    rgb = {p.name: p.rgb for p in corpus_portraits(corpus.default_dir()) if p.name in names}
+    photos: dict[tuple[str, str], bytes] = {}
+    made: dict[Cell, Call] = {}
+    for cell in cells:
+        key = (cell.shape, cell.format)
+        encode, filename, content_type = FORMATS[cell.format]
+        if key not in photos:
+            name, shaped = SHAPES[cell.shape]
+            buffer = io.BytesIO()
+            encode(Image.fromarray(shaped(rgb[name])), buffer)
+            photos[key] = buffer.getvalue()
+        path, fields = KINDS[cell.kind]
+        made[cell] = Call(cell.kind, path, "image", photos[key], fields, filename, content_type)
+    return made
+
+
+def pair(server: Server, call: Call) -> float:
+    """Two requests sent together (two workers, each on its narrow lane): the slower's seconds."""
+    with ThreadPoolExecutor(2) as pool:
+        replies = list(pool.map(lambda _: must(call.send(server.url), f"pair {call.label}"), range(2)))
+    return max(reply.seconds for reply in replies)
+
+
+def one_start(cell: Cell, call: Call, *, workers: int, env: dict[str, str], steady: int) -> dict[str, float]:
+    """A fresh server for one cell: its first lone request and first pair, each against the median after it."""
+    name = f"cold-{workers}-{cell.kind}-{cell.shape}-{cell.format}".replace(" ", "_")
+    with pilotlight(name, WORK / "cold", **{**DEFAULTS, "WORKERS": str(workers), **env}) as server:
+        started = server.wait_started(ready_path="/readyz")
+        first = must(call.send(server.url), f"first {cell.label()}")
+        lone = statistics.median(must(call.send(server.url), cell.label()).seconds for _ in range(steady))
+        first_pair = pair(server, call)
+        pairs = statistics.median(pair(server, call) for _ in range(max(2, steady // 2)))
+        stages = {stage: round(seconds, 4) for stage, seconds in first.server_timing.items()}
+    return {"ready_s": started["ready_s"], "first_s": first.seconds, "steady_s": lone, "wide": first.seconds / lone,
+            "first_pair_s": first_pair, "pair_s": pairs, "narrow": first_pair / pairs, "first_stages": stages}
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f} [{min(values):.2f}, {max(values):.2f}]"
+
+
+def table(results: dict[str, dict], workers: int, cells: list[Cell]) -> list[str]:
+    """One worker count's matrix: a row per kind and shape, a column per format, "wide; narrow" in each."""
+    formats = list(dict.fromkeys(cell.format for cell in cells))
+    rows = list(dict.fromkeys((cell.kind, cell.shape) for cell in cells))
+    lines = [f"| {workers} workers: kind, photo | " + " | ".join(f"{fmt}: wide; narrow" for fmt in formats) + " |",
+             "|---|" + "---|" * len(formats)]
+    for kind, shape in rows:
+        row = []
+        for fmt in formats:
+            runs = results.get(Cell(kind, shape, fmt).label(), {}).get(str(workers))
+            row.append("; ".join(spread([run[lane] for run in runs]) for lane in ("wide", "narrow")) if runs else "-")
+        lines.append(f"| {kind}, {shape} | " + " | ".join(row) + " |")
+    return lines
+
+
+def worst(results: dict[str, dict]) -> tuple[float, str]:
+    """The highest median figure in the matrix and where it was."""
+    found = (0.0, "none")
+    for label, by_workers in results.items():
+        for workers, runs in by_workers.items():
+            for lane in ("wide", "narrow"):
+                figure = statistics.median(run[lane] for run in runs)
+                if figure > found[0]:
+                    slowest = max(runs, key=lambda run: run[lane])
+                    stages = ", ".join(f"{k} {v:.3f} s" for k, v in slowest["first_stages"].items())
+                    found = (figure, f"{label}, {workers} workers, {lane} lane: {spread([r[lane] for r in runs])} "
+                                     f"(first {slowest['first_s' if lane == 'wide' else 'first_pair_s']:.3f} s against "
+                                     f"{slowest['steady_s' if lane == 'wide' else 'pair_s']:.3f} s; its first request's stages: {stages})")
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.cold", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--starts", type=int, default=3, help="fresh starts per cell (default 3)")
+    parser.add_argument("--workers", type=int, action="append", help="WORKERS (default: 2 and 4)")
+    parser.add_argument("--kind", action="append", choices=list(KINDS))
+    parser.add_argument("--shape", action="append", choices=list(SHAPES))
+    parser.add_argument("--format", action="append", choices=list(FORMATS))
+    parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for every server (a setting under test)")
+    parser.add_argument("--label", default="", help="what this run measures (its results file: cold-<label>.md)")
+    parser.add_argument("--quick", action="store_true", help="fewer steady requests; results stay in $BENCH_WORK")
+    parser.add_argument("--json", help="write every run here")
+    args = parser.parse_args(argv)
+    workers = args.workers or [2, 4]
+    env = dict(item.split("=", 1) for item in args.env)
+    cells = [Cell(kind, shape, fmt) for kind in args.kind or KINDS for shape in args.shape or SHAPES
+             for fmt in args.format or FORMATS]
+    made = calls(cells)
+    steady = 2 if args.quick else 4
+    bare = [bare_u2net_seconds()]
+    results: dict[str, dict] = {}
+    began = time.monotonic()
+    for number, cell in enumerate(cells, 1):
+        for count in workers:
+            for start in range(args.starts):
+                say(f"[cold] {number}/{len(cells)} {cell.label()}, {count} workers, start {start + 1} of {args.starts} "
+                    f"({time.monotonic() - began:.0f} s)")
+                run = one_start(cell, made[cell], workers=count, env=env, steady=steady)
+                results.setdefault(cell.label(), {}).setdefault(str(count), []).append(run)
+    bare.append(bare_u2net_seconds())
+    lines = report(results, cells, workers, bare, args, env, time.monotonic() - began)
+    text = "\n".join(lines) + "\n"
+    print(text, flush=True)  # noqa: T201
+    name = f"cold-{args.label or 'matrix'}"
+    target = WORK if args.quick else RESULTS
+    target.mkdir(parents=True, exist_ok=True)
+    (target / f"{name}.md").write_text(text)
+    if args.json:
+        write_json(Path(args.json), {"env": env, "bare_u2net_s": bare, "results": results})
+    if not args.quick:
+        from .report import write
+
+        write(RESULTS / "cpu.json")
+
+
+def report(results: dict[str, dict], cells: list[Cell], workers: list[int], bare: list[float],
+           args: argparse.Namespace, env: dict[str, str], seconds: float) -> list[str]:
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    setting = ", ".join(f"{k}={v}" for k, v in env.items()) or "the defaults"
+    pass_s = statistics.median(bare)
+    lines = [f"<!-- python -m bench.cold {' '.join(f'--env {k}={v}' for k, v in env.items())}, {when}, {seconds / 60:.0f} min -->",
+             f"## The cold matrix{f' ({args.label})' if args.label else ''}: first request after ready / steady median, "
+             f"{setting}, {args.starts} fresh start(s) per cell: median [lowest, highest]", ""]
+    for count in workers:
+        lines += [*table(results, count, cells), ""]
+        ready = [run["ready_s"] / pass_s for by in results.values() for run in by.get(str(count), [])]
+        if ready:
+            lines.append(f"- {count} workers: ready in {spread(ready)} bare u2net forward passes over all {len(ready)} starts "
+                         f"(a pass: {pass_s:.3f} s, one thread, the median of {len(bare)} measured in this run).")
+    figure, where = worst(results)
+    over = sum(statistics.median(run[lane] for run in runs) > 1.10
+               for by in results.values() for runs in by.values() for lane in ("wide", "narrow"))
+    lines += [f"- Worst cell: **{figure:.2f}**, {where}.",
+              f"- Cells above 1.10 (median): {over} of {sum(len(by) for by in results.values()) * 2}.", ""]
+    return lines
+
+
+if __name__ == "__main__":
+    main()
