@@ -42,7 +42,12 @@ class ConfigError(ValueError):
 WARMUP_STEPS = ("requests", "shapes", "wide")
 """The warm-up's steps (app/service.py: warm): the requests of each pass (narrow lane), each model's
 own `warmup()` for the input shapes the requests did not run (narrow lane), every model once on its
-wide lane. WARMUP_SKIP leaves some out, to measure what each buys (bench/matte.py warmup)."""
+wide lane. WARMUP_SKIP leaves some out ("none": none), to measure what each buys (bench/matte.py
+warmup, bench/cold.py)."""
+WARMUP_SKIP_DEFAULT = ("wide",)
+"""Left out unless WARMUP_SKIP says otherwise: the wide lanes share the narrow ones' arena, so their
+first run costs no more than the next, and the cold matrix (bench/cold.py, 2 workers, 3 fresh starts
+per cell) had every cell at or under 1.10 without the step, and ready came sooner by its whole cost."""
 
 
 def default_model_home(env: Mapping[str, str]) -> Path:
@@ -103,7 +108,7 @@ class Settings:
     portrait_model: str = "auto"
     preload_models: bool = True
     warmup_requests: int = 1
-    warmup_skip: tuple[str, ...] = ()  # WARMUP_SKIP: warm-up steps left out (of WARMUP_STEPS), to measure what each buys
+    warmup_skip: tuple[str, ...] = WARMUP_SKIP_DEFAULT  # WARMUP_SKIP: warm-up steps left out (of WARMUP_STEPS)
     ort_providers: str = "auto"
     max_upload_mb: float = 20.0
     max_image_pixels: int = 50_000_000
@@ -239,7 +244,7 @@ class Settings:
             portrait_model=reader.text("PORTRAIT_MODEL", defaults.portrait_model),
             preload_models=reader.boolean("PRELOAD_MODELS", defaults.preload_models),
             warmup_requests=reader.integer("WARMUP_REQUESTS", defaults.warmup_requests, low=0, high=100),
-            warmup_skip=reader.subset("WARMUP_SKIP", WARMUP_STEPS),
+            warmup_skip=reader.subset("WARMUP_SKIP", WARMUP_STEPS, defaults.warmup_skip),
             ort_providers=reader.text("ORT_PROVIDERS", defaults.ort_providers),
             max_upload_mb=reader.number("MAX_UPLOAD_MB", defaults.max_upload_mb, low=0.01, high=1024),
             max_image_pixels=reader.integer("MAX_IMAGE_PIXELS", defaults.max_image_pixels, low=64 * 64, high=1_000_000_000),
@@ -395,14 +400,16 @@ class _Reader:
             return False
         raise ConfigError(f"{name}={raw!r} is not a boolean (true/false)")
 
-    def subset(self, name: str, choices: tuple[str, ...]) -> tuple[str, ...]:
-        """Comma-separated names, each one of `choices`; () when unset."""
+    def subset(self, name: str, choices: tuple[str, ...], default: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """Comma-separated names, each one of `choices`; `default` when unset, () for "none"."""
         if self._raw(name) is None:
+            return default
+        if self._raw(name).lower() == "none":
             return ()
         names = self.names(name, ())
         unknown = [part for part in names if part not in choices]
         if unknown:
-            raise ConfigError(f"{name}: {', '.join(unknown)} not one of {', '.join(choices)}")
+            raise ConfigError(f"{name}: {', '.join(unknown)} not one of {', '.join(choices)} (or none)")
         return names
 
     def names(self, name: str, default: tuple[str, ...]) -> tuple[str, ...]:

@@ -202,9 +202,10 @@ class Service:
             warmup.run(self, passes=passes, heartbeat=heartbeat, keep_going=keep_going, steps=narrow)
         wide: warmup.Steps = []
         if passes and sessions.wide_lanes_open() and "wide" not in self.settings.warmup_skip:
-            # the requests' code paths are warm now; each wide session still pays its first run,
-            # so every model runs once more on its wide lane (not whole requests: at start-up every
-            # worker warms at once, and whole wide requests on all of them oversubscribe the cores).
+            # left out by default (config.WARMUP_SKIP_DEFAULT: the wide sessions draw on the arena the
+            # narrow ones grew, and their first run measured no slower); WARMUP_SKIP=none runs every
+            # model once more on its wide lane (not whole requests: at start-up every worker warms at
+            # once, and whole wide requests on all of them oversubscribe the cores).
             # All-core work, so it takes an inference slot like any request: a POST /warmup on a busy
             # worker waits its turn (or gets the fast 503), never runs beside the slots' inferences
             with self.admission.slot(request=False), sessions.forced_lane(sessions.WIDE):

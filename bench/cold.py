@@ -1,7 +1,8 @@
 """The cold matrix: is the first request after ready the hundredth, for every photo a user may send?
 
-    .venv/bin/python -m bench.cold [--starts N] [--workers W ...] [--kind K ...] [--shape S ...]
-                                   [--format F ...] [--env NAME=VALUE ...] [--label L] [--quick] [--json OUT]
+    .venv/bin/python -m bench.cold matrix [--starts N] [--workers W ...] [--kind K ...] [--shape S ...]
+                                          [--format F ...] [--env NAME=VALUE ...] [--label L] [--quick] [--json OUT]
+    .venv/bin/python -m bench.cold memory [--quick]
 
 Every cell is one kind of request (a u2net cut-out, a MODNet cut-out, an ID photo, a print sheet,
 face analysis) of one photo (square, portrait, landscape, small, a 12 MP phone photo: real corpus
@@ -20,6 +21,12 @@ passes (one thread, measured in this run, before and after the matrix).
 A full matrix (5 kinds x 5 shapes x 3 formats, 2 and 4 workers, 3 starts) is 450 fresh starts:
 about two hours on 2 cores. --kind/--shape/--format take a part of it.
 
+memory: what the copy-on-write sharing and the memory keepers cost, with the default models. The
+summed PSS of the server (master, workers, nginx) at rest, after every worker has served requests
+of each kind and the idle release has run (RELEASE_MEMORY_IDLE_S + 2 s), at 1 and at 4 workers:
+with no memory keeper (KEEP_MEMORY_WORKERS=0: the sharing itself) and with the default (one keeper
+per usable core).
+
 Figures depend on the machine: compare the ratios printed in one run.
 """
 
@@ -37,7 +44,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from .common import RESULTS, WORK, say, write_json
+from .common import RESULTS, ROOT, WORK, say, write_json
 from .lanes import pilotlight
 from .matte import DEFAULTS, bare_u2net_seconds
 from tests.support.harness import Call, Server, must
@@ -171,8 +178,12 @@ def worst(results: dict[str, dict]) -> tuple[float, str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.cold", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    top = argparse.ArgumentParser(prog="python -m bench.cold", description=__doc__,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = top.add_subparsers(dest="command", required=True)
+    parser = commands.add_parser("matrix")
+    memory = commands.add_parser("memory")
+    memory.add_argument("--quick", action="store_true", help="results stay in $BENCH_WORK")
     parser.add_argument("--starts", type=int, default=3, help="fresh starts per cell (default 3)")
     parser.add_argument("--workers", type=int, action="append", help="WORKERS (default: 2 and 4)")
     parser.add_argument("--kind", action="append", choices=list(KINDS))
@@ -182,7 +193,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--label", default="", help="what this run measures (its results file: cold-<label>.md)")
     parser.add_argument("--quick", action="store_true", help="fewer steady requests; results stay in $BENCH_WORK")
     parser.add_argument("--json", help="write every run here")
-    args = parser.parse_args(argv)
+    args = top.parse_args(argv)
+    if args.command == "memory":
+        return memory_main(args)
     workers = args.workers or [2, 4]
     env = dict(item.split("=", 1) for item in args.env)
     cells = [Cell(kind, shape, fmt) for kind in args.kind or KINDS for shape in args.shape or SHAPES
@@ -199,20 +212,77 @@ def main(argv: list[str] | None = None) -> None:
                     f"({time.monotonic() - began:.0f} s)")
                 run = one_start(cell, made[cell], workers=count, env=env, steady=steady)
                 results.setdefault(cell.label(), {}).setdefault(str(count), []).append(run)
+                if args.json:  # every run as it comes: a long matrix stopped half-way keeps its half
+                    write_json(Path(args.json), {"env": env, "bare_u2net_s": bare, "results": results})
     bare.append(bare_u2net_seconds())
     lines = report(results, cells, workers, bare, args, env, time.monotonic() - began)
-    text = "\n".join(lines) + "\n"
-    print(text, flush=True)  # noqa: T201
-    name = f"cold-{args.label or 'matrix'}"
-    target = WORK if args.quick else RESULTS
-    target.mkdir(parents=True, exist_ok=True)
-    (target / f"{name}.md").write_text(text)
     if args.json:
         write_json(Path(args.json), {"env": env, "bare_u2net_s": bare, "results": results})
-    if not args.quick:
+    publish(f"cold-{args.label or 'matrix'}", lines, quick=args.quick)
+    if not (args.quick or args.label or env):  # the whole promise, on the defaults: the README says its worst figure
+        promise(results, workers, args.starts)
+
+
+README_MARK = ("<!-- bench.cold: the promise -->", "<!-- /bench.cold -->")
+
+
+def promise(results: dict[str, dict], workers: list[int], starts: int) -> None:
+    """The README's promise, in its first paragraph, with the matrix's worst cell (between README_MARK)."""
+    figure, where = worst(results)
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    start, end = text.index(README_MARK[0]) + len(README_MARK[0]), text.index(README_MARK[1])
+    kinds = len({label.split(",")[0] for label in results})
+    sentence = (f" Measured over {len(results)} photos and requests ({kinds} kinds, JPEG, PNG and HEIC, square to 12 MP), "
+                f"alone and two at once, at {' and '.join(map(str, workers))} workers, the slowest first request after ready "
+                f"took **{figure:.2f}x** the steady median ({where.split(':')[0]}; median of {starts} fresh starts: "
+                f"[the cold matrix](docs/BENCHMARKS.md#the-first-request-after-ready-for-every-photo-benchcold)). ")
+    readme.write_text(text[:start] + sentence + text[end:])
+
+
+def publish(name: str, lines: list[str], *, quick: bool) -> None:
+    """Print `lines`, save them as bench/results/<name>.md and re-render docs/BENCHMARKS.md (a --quick
+    run's figures stay in $BENCH_WORK)."""
+    text = "\n".join(lines) + "\n"
+    print(text, flush=True)  # noqa: T201
+    target = WORK if quick else RESULTS
+    target.mkdir(parents=True, exist_ok=True)
+    (target / f"{name}.md").write_text(text)
+    if not quick:
         from .report import write
 
         write(RESULTS / "cpu.json")
+
+
+def memory_main(args: argparse.Namespace) -> None:
+    """Summed PSS at rest at 1 and 4 workers, without memory keepers and with the default."""
+    from tests.support.harness import serve_every_worker
+
+    made = calls([Cell(kind, "portrait", "JPEG") for kind in KINDS])
+    rest_s = 2.0 + 2.0  # RELEASE_MEMORY_IDLE_S's default, and the watchdog's period that acts on it
+    rows: dict[str, dict[int, dict]] = {}
+    for label, env in (("no memory keeper (KEEP_MEMORY_WORKERS=0)", {"KEEP_MEMORY_WORKERS": "0"}),
+                       ("the default (KEEP_MEMORY_WORKERS=auto: one per usable core)", {})):
+        for workers in (1, 4):
+            say(f"[cold] memory: {label}, {workers} worker(s)")
+            with pilotlight(f"memory-{workers}-{len(rows)}", WORK / "cold", **{**DEFAULTS, "WORKERS": str(workers), **env}) as server:
+                server.wait_started(ready_path="/readyz")
+                at_ready = server.memory()
+                for call in made.values():
+                    serve_every_worker(server, call, workers=workers, per_worker=1, max_waves=8)
+                time.sleep(rest_s)
+                rows.setdefault(label, {})[workers] = {"ready": at_ready, "rest": server.memory()}
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    lines = [f"<!-- python -m bench.cold memory, {when} -->",
+             "## Memory at rest with the default models: summed PSS of the server after every worker served each kind "
+             "(portrait JPEG) and then rested", "",
+             "| setting | 1 worker (MiB) | 4 workers (MiB) | 4 workers / 1 | at ready: 1 worker; 4 workers (MiB) |", "|---|---|---|---|---|"]
+    for label, by in rows.items():
+        one, four = (by[w]["rest"]["tree_pss_mib"] for w in (1, 4))
+        lines.append(f"| {label} | {one:,.0f} | {four:,.0f} | {four / one:.2f}x | "
+                     f"{by[1]['ready']['total_pss_mib']:,.0f}; {by[4]['ready']['total_pss_mib']:,.0f} |")
+    lines.append("")
+    publish("cold-memory", lines, quick=args.quick)
 
 
 def report(results: dict[str, dict], cells: list[Cell], workers: list[int], bare: list[float],

@@ -15,7 +15,7 @@ def test_defaults() -> None:
     assert settings.port == 8000 and settings.host == "127.0.0.1"
     assert settings.models == ("u2net", "modnet", "centerface", "landmarks68") and settings.segmentation_model == "u2net"
     assert settings.portrait_matte == "modnet"  # auto: MODNet where MODELS has it
-    assert settings.preload_models is True and settings.warmup_requests == 1 and settings.warmup_skip == ()
+    assert settings.preload_models is True and settings.warmup_requests == 1 and settings.warmup_skip == ("wide",)
     assert settings.model_home == Path("/home/u/.cache/pilotlight/models")
     assert settings.workers >= 1
 
@@ -92,6 +92,8 @@ def test_memory_keepers_default_to_one_worker_per_usable_core() -> None:
 
 def test_warmup_skip_names_steps_only() -> None:
     assert Settings.from_env({"WARMUP_SKIP": "wide, shapes"}).warmup_skip == ("wide", "shapes")
+    assert Settings.from_env({}).warmup_skip == ("wide",)  # the matrix's choice (config.WARMUP_SKIP_DEFAULT)
+    assert Settings.from_env({"WARMUP_SKIP": "none"}).warmup_skip == ()
     with pytest.raises(ConfigError, match="WARMUP_SKIP: narrow not one of requests, shapes, wide"):
         Settings.from_env({"WARMUP_SKIP": "wide,narrow"})
 

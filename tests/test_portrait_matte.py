@@ -173,6 +173,17 @@ def test_every_shape_runs_once_per_lane_in_the_warm_up(standin: tuple[PortraitMa
     assert session.ran == expected
 
 
+def test_a_request_at_a_shape_not_warmed_is_recorded_with_its_lane(standin: tuple[PortraitMatte, _Shapes]) -> None:
+    """/readyz's warm_shapes says what has run: a landscape photo on the wide lane adds that pair, and only it."""
+    matte, _ = standin
+    with sessions.forced_lane(sessions.NARROW):
+        matte.warmup()
+    assert matte.warm_shapes() == sorted(f"narrow:{w}x{h}" for w, h in SHAPES)
+    with sessions.forced_lane(sessions.WIDE):
+        matte.matte(np.full((300, 480, 3), 120, np.uint8), max_side=2048)
+    assert matte.warm_shapes() == sorted([*(f"narrow:{w}x{h}" for w, h in SHAPES), "wide:672x512"])
+
+
 def test_the_alpha_comes_back_at_the_photos_size_without_the_padding(standin: tuple[PortraitMatte, _Shapes]) -> None:
     matte, _ = standin
     rgb = np.zeros((450, 300, 3), dtype=np.uint8)
@@ -292,7 +303,7 @@ def test_a_warm_up_pass_runs_each_modnet_shape_once_and_leaves_out_what_adds_not
     assert shapes == Counter({(1, 3, height, width): 1 for width, height in SHAPES}), shapes
     steps = [step["step"] for step in service.warmup_steps]
     assert steps == ["POST /api/v1/idphoto/sheet spec=icao paper=4x6 background=white",
-                     "POST /api/v1/remove-background model=u2netp", "modnet.warmup()"], steps
+                     "POST /api/v1/remove-background model=u2netp", "POST /api/v1/faces crops=true", "modnet.warmup()"], steps
 
     skipping = Service.of(create_app(replace(settings, warmup_skip=("requests",)), registry))
     skipping.warm()  # no requests: each model's own warm-up, for the shapes not yet run (none here)

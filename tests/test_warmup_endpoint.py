@@ -127,3 +127,17 @@ def test_loopback_addresses(address: str) -> None:
 
     assert loopback(address)
     assert not loopback("10.0.0.1") and not loopback("::ffff:10.0.0.1") and not loopback(None) and not loopback("junk")
+
+
+def test_the_pass_warms_face_analysis_wherever_a_detector_is_loaded(small_settings: Settings, small_registry: Registry) -> None:
+    """/faces has work of its own past the detector the ID photo ran (its landmarks, crops and JSON),
+    so the pass posts to it with a detector alone loaded, and it answers 200 there."""
+    from app import warmup
+
+    assert small_registry.face_detector() is not None
+    app = make(small_settings, small_registry)
+    service = Service.of(app)
+    paths = [request.path for request in warmup.requests_for(service, service.warmup_sources)]
+    assert "/api/v1/faces" in paths, paths
+    assert app.test_client().post("/warmup").status_code == 200
+    assert any(step["step"].startswith("POST /api/v1/faces crops=true") for step in service.warmup_steps), service.warmup_steps

@@ -40,7 +40,9 @@ DEFAULT_MAX_FACES = 20
 
 
 def warmup_requests(service: Service) -> list[WarmupRequest]:
-    """/faces when a face-analysis model is loaded, /swap when the swapper is (the astronaut)."""
+    """/faces whenever a face detector is loaded, /swap when the swapper is (the astronaut). /faces
+    has code of its own (its boxes, landmarks, crops and JSON) even where the ID photo has already
+    run the detector: left out, a first face analysis was the cold matrix's worst cell (bench.cold)."""
     registry = service.registry
     found = registry.face_detector()
     if found is None:
@@ -48,9 +50,7 @@ def warmup_requests(service: Service) -> list[WarmupRequest]:
     detector_name, _ = found
     roles = (Role.FACE_RECOGNITION, Role.FACE_ATTRIBUTES, Role.FACE_LANDMARKS_106)
     analysis = [name for role in roles for name in registry.names(role)]
-    requests: list[WarmupRequest] = []
-    if analysis or get_spec(detector_name).family == "scrfd":
-        requests.append(WarmupRequest("/api/v1/faces", {"crops": "true"}, (detector_name, *analysis)))
+    requests = [WarmupRequest("/api/v1/faces", {"crops": "true"}, (detector_name, *analysis))]
     swapper = registry.find(Swapper)
     if swapper is not None:
         identity = np.full(swapper.embedding_size, 1.0 / math.sqrt(swapper.embedding_size))

@@ -2,8 +2,10 @@
 u2net gives a salient-object mask.
 
 The network takes any size that is a multiple of 32; it runs here at a few fixed input shapes only
-(`SHAPES`), each warmed once on each lane, so an odd aspect ratio never means a first run at a new
-shape (onnxruntime plans its buffers and kernels per shape). A photo is scaled to fit the shape that
+(`SHAPES`), each warmed once on the narrow lane (and on the wide one with WARMUP_SKIP=none), so an odd
+aspect ratio never means a first run at a new shape there (onnxruntime plans its buffers and kernels
+per shape; the wide lane's first run at a shape draws on the arena the narrow one grew, and measured
+no slower than its next: bench/cold.py). A photo is scaled to fit the shape that
 wastes the least of it and padded by reflection; the padding is cut off the output before the alpha
 goes back to the photo's size. The colours under the soft edges are estimated at the network's
 size and carried to the photo's (app/imaging/matting.py), so a cut-out's hair holds none of the old
