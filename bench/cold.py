@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import io
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -280,7 +281,7 @@ def memory_main(args: argparse.Namespace) -> None:
     for label, by in rows.items():
         one, four = (by[w]["rest"]["tree_pss_mib"] for w in (1, 4))
         lines.append(f"| {label} | {one:,.0f} | {four:,.0f} | {four / one:.2f}x | "
-                     f"{by[1]['ready']['total_pss_mib']:,.0f}; {by[4]['ready']['total_pss_mib']:,.0f} |")
+                     f"{by[1]['ready']['tree_pss_mib']:,.0f}; {by[4]['ready']['tree_pss_mib']:,.0f} |")
     lines.append("")
     publish("cold-memory", lines, quick=args.quick)
 
@@ -290,7 +291,8 @@ def report(results: dict[str, dict], cells: list[Cell], workers: list[int], bare
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     setting = ", ".join(f"{k}={v}" for k, v in env.items()) or "the defaults"
     pass_s = statistics.median(bare)
-    lines = [f"<!-- python -m bench.cold {' '.join(f'--env {k}={v}' for k, v in env.items())}, {when}, {seconds / 60:.0f} min -->",
+    command = " ".join(sys.argv[1:])
+    lines = [f"<!-- python -m bench.cold {command}, {when}, {seconds / 60:.0f} min -->",
              f"## The cold matrix{f' ({args.label})' if args.label else ''}: first request after ready / steady median, "
              f"{setting}, {args.starts} fresh start(s) per cell: median [lowest, highest]", ""]
     for count in workers:

@@ -21,9 +21,10 @@ servers   pilotlight with its default models started fresh --starts times with 2
           model=u2net, an ID photo of it, rembg s's cut-out), then two clients of each cut-out. Then 2
           workers again with one memory keeper (KEEP_MEMORY_WORKERS=1, the default until issue
           35): the narrow lanes' penalty with the second worker's buffers given back.
-warmup    WARMUP_REQUESTS 0, 1 and 2, and the default with each warm-up step left out in turn
-          (WARMUP_SKIP), each on --starts fresh servers with the default models (2 workers): time to
-          ready, each warm-up step and its cost (/readyz), and each kind's cold penalty per lane.
+warmup    WARMUP_REQUESTS 0, 1 and 2, and the default with each warm-up step it runs left out in
+          turn and each it leaves out put back (WARMUP_SKIP), each on --starts fresh servers with
+          the default models (2 workers): time to ready, each warm-up step and its cost (/readyz),
+          and each kind's cold penalty per lane.
 allocator glibc's malloc settings (app/native_threads.py) against the former ones (a 4 MiB mmap
           threshold, two arenas), 2 workers with RELEASE_MEMORY=off: per kind, the page faults of
           a worker's first request and of the three after it, and their median time; then the
@@ -302,24 +303,27 @@ def cold_starts(label: str, calls: dict, *, starts: int, quick: bool, env: dict[
 
 
 def warmup_main(args: argparse.Namespace) -> None:
-    """WARMUP_REQUESTS 0, 1 and 2, and the default with each step left out (WARMUP_SKIP), each on
+    """WARMUP_REQUESTS 0, 1 and 2, and the default with each step changed (WARMUP_SKIP), each on
     several fresh servers with the default models: time to ready, each warm-up step's cost (/readyz:
     worker.warmup_steps), and each kind's cold penalty per lane."""
     from app.config import Settings
 
     calls = server_calls(portraits())
     bare = bare_u2net_seconds()
-    default = Settings().warmup_requests
+    default, skipped = Settings().warmup_requests, Settings().warmup_skip
     settings = {f"WARMUP_REQUESTS={passes}": {"WARMUP_REQUESTS": str(passes)} for passes in args.passes}
-    settings.update({f"WARMUP_REQUESTS={default}, without {step}": {"WARMUP_REQUESTS": str(default), "WARMUP_SKIP": step}
-                     for step in args.skip})
-    table = {label: cold_starts(label.replace("=", "").replace(", without ", "-no-"), calls, starts=args.starts,
+    for step in args.skip:  # a step the default runs is left out; one it leaves out is put back
+        changed = [name for name in skipped if name != step] if step in skipped else [*skipped, step]
+        label = f"WARMUP_REQUESTS={default}, {'with' if step in skipped else 'without'} {step}"
+        settings[label] = {"WARMUP_REQUESTS": str(default), "WARMUP_SKIP": ",".join(changed) or "none"}
+    table = {label: cold_starts(label.replace("=", "").replace(", without ", "-no-").replace(", with ", "-with-"), calls, starts=args.starts,
                                 quick=args.quick, env={**env, "WORKERS": str(args.workers[0])})
              for label, env in settings.items()}
     out(f"## Warm-up: each step's cost (one worker, /readyz) and the cold penalty without it ({args.workers[0]} workers, "
         f"{args.starts} fresh starts per setting: median [lowest, highest])")
     out()
-    out(f"The steps of the default (WARMUP_REQUESTS={default}), as one worker ran them on its last start:")
+    out(f"The steps of the default (WARMUP_REQUESTS={default}, WARMUP_SKIP={','.join(skipped) or 'none'}), "
+        "as one worker ran them on its last start:")
     out()
     out("| lane | step | seconds |")
     out("|---|---|---|")
@@ -335,7 +339,9 @@ def warmup_main(args: argparse.Namespace) -> None:
     out()
     out(f"A bare u2net forward pass (one thread) took {bare:.3f} s in this run. Steps (WARMUP_SKIP): requests, the "
         "warm-up requests of each pass; shapes, each model's own warm-up for the input shapes no request ran; wide, "
-        "every model once on its wide lane.")
+        f"every model once on its wide lane. The default leaves out {', '.join(skipped) or 'none'} "
+        "(app/config.py: WARMUP_SKIP_DEFAULT): a step stays only where leaving it out raises a first request above 1.10x "
+        "its steady median, here or in the cold matrix (bench.cold).")
     if args.json:
         write_json(args.json, {"bare_u2net_s": bare, **table})
 
