@@ -38,7 +38,6 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,8 +46,8 @@ from PIL import Image
 
 from .common import RESULTS, ROOT, WORK, say, write_json
 from .lanes import pilotlight
-from .matte import DEFAULTS, bare_u2net_seconds
-from tests.support.harness import Call, Server, must
+from .matte import DEFAULTS, bare_u2net_seconds, pair, portraits, spread
+from tests.support.harness import Call, must
 
 # kind: (path, form fields)
 KINDS: dict[str, tuple[str, dict[str, str]]] = {
@@ -101,12 +100,7 @@ class Cell:
 
 def calls(cells: list[Cell]) -> dict[Cell, Call]:
     """Each cell's request, its photo encoded once."""
-    from tests.support import corpus
-    from tests.support.judge import corpus_portraits
-
-    names = {SHAPES[cell.shape][0] for cell in cells}
-    corpus.fetch(None)
-    rgb = {p.name: p.rgb for p in corpus_portraits(corpus.default_dir()) if p.name in names}
+    rgb = portraits()
     photos: dict[tuple[str, str], bytes] = {}
     made: dict[Cell, Call] = {}
     for cell in cells:
@@ -122,11 +116,6 @@ def calls(cells: list[Cell]) -> dict[Cell, Call]:
     return made
 
 
-def pair(server: Server, call: Call) -> float:
-    """Two requests sent together (two workers, each on its narrow lane): the slower's seconds."""
-    with ThreadPoolExecutor(2) as pool:
-        replies = list(pool.map(lambda _: must(call.send(server.url), f"pair {call.label}"), range(2)))
-    return max(reply.seconds for reply in replies)
 
 
 def one_start(cell: Cell, call: Call, *, workers: int, env: dict[str, str], steady: int) -> dict[str, float]:
@@ -143,8 +132,6 @@ def one_start(cell: Cell, call: Call, *, workers: int, env: dict[str, str], stea
             "first_pair_s": first_pair, "pair_s": pairs, "narrow": first_pair / pairs, "first_stages": stages}
 
 
-def spread(values: list[float]) -> str:
-    return f"{statistics.median(values):.2f} [{min(values):.2f}, {max(values):.2f}]"
 
 
 def table(results: dict[str, dict], workers: int, cells: list[Cell]) -> list[str]:
