@@ -13,33 +13,21 @@ import hashlib
 import importlib.util
 import io
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
-from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from app.specs import BACKGROUND_COLOURS, get_spec
 from tests.conftest import RunningServer
-from tests.support.harness import ROOT, Server
+from tests.support.browser import ARTIFACTS, PHONE, browser_page, chromium
+from tests.support.harness import Server
 
 pytestmark = pytest.mark.server
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-quic",
-    "--disable-sync",
-]
-ARTIFACTS = ROOT / "artifacts"
 RESULT_TIMEOUT_MS = 120_000
 
 
@@ -51,13 +39,8 @@ def server(running_server: RunningServer) -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install chromium (test.sh does)"
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium() as browser:
+        yield browser
 
 
 @pytest.fixture(scope="module")
@@ -69,20 +52,6 @@ def photos(tmp_path_factory: pytest.TempPathFactory, astronaut_jpeg: bytes) -> d
     assert insightface is not None and insightface.submodule_search_locations, "pip install --no-deps insightface==2.1"
     crowd = Path(insightface.submodule_search_locations[0]) / "data" / "images" / "t1.jpg"
     return {"portrait": portrait, "crowd": crowd}
-
-
-def page_errors(page: Page) -> list[str]:
-    """Console errors and uncaught exceptions (a CSP violation shows up here), less the
-    "Failed to load resource" line Chromium logs for every 4xx answer the page handles itself."""
-    errors: list[str] = []
-
-    def on_console(message: ConsoleMessage) -> None:
-        if message.type == "error" and "Failed to load resource" not in message.text:
-            errors.append(message.text)
-
-    page.on("console", on_console)
-    page.on("pageerror", lambda exc: errors.append(f"uncaught: {exc}"))
-    return errors
 
 
 def blob_digest(page: Page, selector: str) -> tuple[int, str]:
@@ -149,11 +118,7 @@ def test_page_headers_and_assets(server: Server) -> None:
 
 
 def test_desktop_id_photo_download_and_face_count_error(server: Server, browser: Browser, photos: dict[str, Path]) -> None:
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True, locale="en-US")
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    errors = page_errors(page)
-    try:
+    with browser_page(browser, {"viewport": {"width": 1280, "height": 800}}) as page:
         page.goto(server.url + "/")
         expect(page.get_by_role("heading", name="ID photo maker")).to_be_visible()
 
@@ -238,20 +203,10 @@ def test_desktop_id_photo_download_and_face_count_error(server: Server, browser:
         page.get_by_role("button", name="Use the biggest face instead").click()
         expect(page.locator("#download-photo")).to_be_visible(timeout=RESULT_TIMEOUT_MS)
         assert natural_size(page, "#result-img") == (spec.width_px, spec.height_px)
-        assert errors == [], errors
-    finally:
-        context.close()
 
 
 def test_phone_photo_and_print_sheet(server: Server, browser: Browser, photos: dict[str, Path]) -> None:
-    context = browser.new_context(
-        viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True, has_touch=True,
-        accept_downloads=True, locale="en-US",
-    )
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    errors = page_errors(page)
-    try:
+    with browser_page(browser, PHONE) as page:
         page.goto(server.url + "/")
         expect(page.get_by_text("Take a selfie")).to_be_visible()  # phones get the camera too
         assert page.get_attribute("#camera", "capture") == "user"
@@ -297,6 +252,3 @@ def test_phone_photo_and_print_sheet(server: Server, browser: Browser, photos: d
         alpha = np.asarray(cutout)[..., 3]
         assert alpha[0, 0] == 0 and alpha[300, 256] > 240, "transparent corner, opaque person"
         screenshot(page, "browser-cutout-phone.png")
-        assert errors == [], errors
-    finally:
-        context.close()

@@ -29,13 +29,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from playwright.sync_api import Browser, BrowserContext, Page, Request, Route, expect
+from playwright.sync_api import Browser, Page, Request, Route, expect
 
 from app.models.fetch import fetch_npm, inspect_npm
 from app.models.manifest import WEB_RUNTIME
 from tests.conftest import RunningServer
 from tests.support.harness import Server
-from tests.test_browser import ARTIFACTS, browser, page_errors, photos  # noqa: F401 (fixtures)
+from tests.support.browser import ARTIFACTS, assert_isolated_page, browser_page
+from tests.test_browser import browser, photos  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.server
 
@@ -94,11 +95,10 @@ class Network:
         return [url for _, url, photo in self.requests if photo]
 
 
-def new_page(browser: Browser) -> tuple[BrowserContext, Page, list[str]]:  # noqa: F811
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True, locale="en-US")
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    return context, page, page_errors(page)
+def visit(page: Page, server: Server, photo: Path) -> Network:
+    """Open the page, recording every request it makes from then on (and whether one carries `photo`)."""
+    page.goto(server.url + "/")
+    return Network(page, photo.read_bytes())
 
 
 def server_mask(server: Server, photo: bytes) -> np.ndarray:
@@ -157,10 +157,7 @@ def cutout_on_page(page: Page, photo: Path, *, button: str = "Remove the backgro
 
 def test_ondevice_files_served_immutable_with_their_checksums(server: Server) -> None:
     page = server.get("/")
-    csp = page.headers["Content-Security-Policy"]
-    assert "script-src 'self' 'wasm-unsafe-eval'" in csp and "unsafe-inline" not in csp and "'unsafe-eval'" not in csp
-    assert page.headers["Cross-Origin-Opener-Policy"] == "same-origin"
-    assert page.headers["Cross-Origin-Embedder-Policy"] == "require-corp"
+    assert_isolated_page(page.headers)
     text = page.text
     start = text.index('id="page-data">') + len('id="page-data">')
     data = json.loads(text[start : text.index("</script>", start)])["ondevice"]
@@ -186,8 +183,7 @@ def test_busy_server_cut_out_on_the_device(
     server: Server, browser: Browser, photos: dict[str, Path]  # noqa: F811
 ) -> None:
     """503 from the API: the cut-out appears, made in the browser, with the server's mask (IoU)."""
-    context, page, errors = new_page(browser)
-    try:
+    with browser_page(browser) as page:
         routed: list[str] = []
 
         def busy(route: Route) -> None:
@@ -196,8 +192,7 @@ def test_busy_server_cut_out_on_the_device(
                           body=json.dumps({"error": {"code": "busy", "message": "the server is busy"}}))
 
         page.route(CUTOUT_API, busy)
-        page.goto(server.url + "/")
-        network = Network(page, photos["portrait"].read_bytes())
+        network = visit(page, server, photos["portrait"])
         results: dict[str, object] = {}
         for name in ("portrait", "crowd"):
             cutout_on_page(page, photos[name])
@@ -227,7 +222,6 @@ def test_busy_server_cut_out_on_the_device(
         assert again["warm_run_ms"] > 0
         assert network.foreign(server.url) == [], network.foreign(server.url)
         page.screenshot(path=str(ARTIFACTS / "browser-ondevice-busy.png"), full_page=True)
-        assert errors == [], errors
         FIGURES["busy_503"] = results
         FIGURES["portrait_first_run_ms"] = round(first["first_run_ms"], 1)
         FIGURES["portrait_warm_run_ms"] = round(again["warm_run_ms"], 1)
@@ -237,15 +231,12 @@ def test_busy_server_cut_out_on_the_device(
         FIGURES["session_ms"] = round(first["session_ms"], 1)
         FIGURES["threads"] = page.evaluate("window.crossOriginIsolated ? Math.min(4, navigator.hardwareConcurrency || 1) : 1")
         FIGURES["server_u2netp_cutout_portrait"] = server_cutout_seconds(server, photos["portrait"].read_bytes())
-    finally:
-        context.close()
 
 
 def test_network_cut_cut_out_on_the_device_and_id_photo_offer(
     server: Server, browser: Browser, photos: dict[str, Path]  # noqa: F811
 ) -> None:
-    context, page, errors = new_page(browser)
-    try:
+    with browser_page(browser) as page:
         def cut(route: Route) -> None:  # the uploads fail as on a dropped connection; the page itself loads
             if route.request.method == "POST":
                 route.abort("internetdisconnected")
@@ -253,8 +244,7 @@ def test_network_cut_cut_out_on_the_device_and_id_photo_offer(
                 route.continue_()
 
         page.route("**/api/v1/**", cut)
-        page.goto(server.url + "/")
-        network = Network(page, photos["portrait"].read_bytes())
+        network = visit(page, server, photos["portrait"])
         cutout_on_page(page, photos["portrait"])
         expect(page.locator("#verdict")).to_contain_text("Made on your device: the server could not be reached")
         rgba = result_png(page)
@@ -272,18 +262,13 @@ def test_network_cut_cut_out_on_the_device_and_id_photo_offer(
         expect(page.locator("#download-photo")).to_be_visible(timeout=RESULT_TIMEOUT_MS)
         expect(page.locator("#verdict")).to_contain_text("the ID photo needs the server")
         assert network.foreign(server.url) == [], network.foreign(server.url)
-        assert errors == [], errors
-    finally:
-        context.close()
 
 
 def test_keep_my_photo_on_this_device_uploads_nothing(
     server: Server, browser: Browser, photos: dict[str, Path]  # noqa: F811
 ) -> None:
-    context, page, errors = new_page(browser)
-    try:
-        page.goto(server.url + "/")
-        network = Network(page, photos["portrait"].read_bytes())
+    with browser_page(browser) as page:
+        network = visit(page, server, photos["portrait"])
         page.wait_for_load_state("networkidle")
         # nothing of the on-device cut-out is fetched before it is needed
         assert not [url for _, url, _ in network.requests if "ondevice" in url], network.requests
@@ -316,26 +301,18 @@ def test_keep_my_photo_on_this_device_uploads_nothing(
         FIGURES["cached_visit"] = {"timings_ms": cached}
         assert network.posts() == [], network.posts()
         page.screenshot(path=str(ARTIFACTS / "browser-ondevice-local.png"), full_page=True)
-        assert errors == [], errors
-    finally:
-        context.close()
 
 
 def test_a_server_that_answers_makes_the_cut_out_and_nothing_loads_on_the_device(
     server: Server, browser: Browser, photos: dict[str, Path]  # noqa: F811
 ) -> None:
-    context, page, errors = new_page(browser)
-    try:
-        page.goto(server.url + "/")
-        network = Network(page, photos["portrait"].read_bytes())
+    with browser_page(browser) as page:
+        network = visit(page, server, photos["portrait"])
         cutout_on_page(page, photos["portrait"])
         expect(page.locator("#result-caption")).to_have_text("Background removed")
         expect(page.locator("#verdict")).to_be_hidden()
         assert network.posts() == [server.url + "/api/v1/remove-background"]
         assert not [url for _, url, _ in network.requests if "ondevice" in url], network.requests
-        assert errors == [], errors
-    finally:
-        context.close()
 
 
 def test_no_answer_after_the_upload_cut_out_on_the_device(
@@ -343,8 +320,7 @@ def test_no_answer_after_the_upload_cut_out_on_the_device(
 ) -> None:
     """The cut-out request is sent but nothing moves (held by the route): after 30 quiet seconds the
     page stops waiting (its clock fast-forwarded) and makes the cut-out on the device."""
-    context, page, errors = new_page(browser)
-    try:
+    with browser_page(browser) as page:
         held: list[Route] = []
         page.route(CUTOUT_API, lambda route: held.append(route))  # never answered while the test runs
         page.clock.install()
@@ -360,6 +336,3 @@ def test_no_answer_after_the_upload_cut_out_on_the_device(
         expect(page.locator("#download-photo")).to_be_visible(timeout=RESULT_TIMEOUT_MS)
         expect(page.locator("#verdict")).to_contain_text("Made on your device: the server took too long to answer")
         assert len(held) == 1
-        assert errors == [], errors
-    finally:
-        context.close()

@@ -15,9 +15,9 @@ from app.imaging.compliance import edit_checks, photographed_background_checks
 from app.imaging.canvas import BICUBIC_REACH, fit_inside, needed_extension
 from app.imaging.placement import Placement, warp
 from app.specs import DEFAULT_PREFIX, EDIT_OPERATIONS, KEEP_BACKGROUND, SPECS, SpecDataError, custom_spec, load_table
-from app.specs.loader import ORDER_FILE
 from app.specs.model import BACKGROUND_COLOURS
 from app.specs.edits import EditPolicy
+from tests.support.spec_files import edits_toml, source_toml, spec_toml, write_table
 
 ALL = list(SPECS.values())
 IDS = [spec.id for spec in ALL]
@@ -91,36 +91,13 @@ def test_the_policy_table_counts() -> None:
     assert all(policy.source_key for policy in quoted)
 
 
-def _write(folder: Path, text: str) -> Path:
-    (folder / ORDER_FILE).write_text('specs = ["x-passport"]\n')
-    (folder / "x.toml").write_text(text)
-    return folder
-
-
-SPEC = '''
-[sources.x]
-title = "X, photo rules"
-url = "https://x.example/photo"
-quote = "Photos must not be altered."
-kind = "primary"
-
-[specs.x-passport]
-name = "X passport"
-country = "XX"
-width = "35 mm"
-height = "45 mm"
-dpi = 300
-size_source = "x"
-backgrounds = ["white"]
-citation = "X"
-expression_source = "x"
-head_height = { low = "32 mm", high = "36 mm", source = "x" }
-'''
+SPEC = "\n".join([source_toml("x", "Photos must not be altered.", title="X, photo rules", url="https://x.example/photo"),
+                  spec_toml("x-passport", size="x", expression="x", head="x")])
 
 
 def test_the_loader_refuses_a_spec_without_its_edit_policy(tmp_path: Path) -> None:
     with pytest.raises(SpecDataError, match="missing edits"):
-        load_table(_write(tmp_path, SPEC.replace('country = "XX"', 'country = "DE"')))
+        load_table(write_table(tmp_path, SPEC))
 
 
 @pytest.mark.parametrize(("entry", "message"), [
@@ -132,17 +109,16 @@ def test_the_loader_refuses_a_spec_without_its_edit_policy(tmp_path: Path) -> No
 ])
 def test_the_loader_refuses_a_policy_without_its_source_or_choice(tmp_path: Path, entry: str, message: str) -> None:
     other = '{ policy = "no_authority" }'
-    edits = "\n[specs.x-passport.edits]\n" + "".join(
-        f"{operation} = {entry if operation == 'replace_background' else other}\n" for operation in EDIT_OPERATIONS)
+    edits = edits_toml("x-passport", {operation: entry if operation == "replace_background" else other for operation in EDIT_OPERATIONS})
     with pytest.raises(SpecDataError, match=message):
-        load_table(_write(tmp_path, SPEC.replace('country = "XX"', 'country = "DE"') + edits))
+        load_table(write_table(tmp_path, SPEC, edits))
 
 
 def test_the_loader_reads_a_policy(tmp_path: Path) -> None:
     forbidden = '{ policy = "forbidden", source = "x" }'
-    edits = "\n[specs.x-passport.edits]\ncrop_scale = { policy = \"silent\", apply = true, note = \"formatting\" }\n" + "".join(
-        f"{operation} = {forbidden}\n" for operation in EDIT_OPERATIONS if operation != "crop_scale")
-    table = load_table(_write(tmp_path, SPEC.replace('country = "XX"', 'country = "DE"') + edits))
+    edits = edits_toml("x-passport", {operation: forbidden for operation in EDIT_OPERATIONS}
+                       | {"crop_scale": '{ policy = "silent", apply = true, note = "formatting" }'})
+    table = load_table(write_table(tmp_path, SPEC, edits))
     spec = table.specs["x-passport"]
     assert spec.default_background == KEEP_BACKGROUND
     assert spec.edit("replace_background").source_key == "x" and spec.edit("replace_background").allowed is False
@@ -153,12 +129,12 @@ def test_the_loader_refuses_a_forbidden_crop_without_what_to_do_instead(tmp_path
     """Cropping and scaling is the edit no formatter can avoid: a spec that forbids it must say the
     authority's own route, which the failing line then gives."""
     forbidden = '{ policy = "forbidden", source = "x" }'
-    edits = "\n[specs.x-passport.edits]\n" + "".join(f"{operation} = {forbidden}\n" for operation in EDIT_OPERATIONS)
+    edits = edits_toml("x-passport", {operation: forbidden for operation in EDIT_OPERATIONS})
     with pytest.raises(SpecDataError, match="crop_scale.*instead"):
-        load_table(_write(tmp_path, SPEC.replace('country = "XX"', 'country = "DE"') + edits))
+        load_table(write_table(tmp_path, SPEC, edits))
     said = edits.replace('crop_scale = { policy = "forbidden", source = "x" }',
                          'crop_scale = { policy = "forbidden", source = "x", instead = "print it at size" }')
-    spec = load_table(_write(tmp_path, SPEC.replace('country = "XX"', 'country = "DE"') + said)).specs["x-passport"]
+    spec = load_table(write_table(tmp_path, SPEC, said)).specs["x-passport"]
     assert spec.edit("crop_scale").instead == "print it at size"
     [line] = edit_checks([spec.edit("crop_scale")])
     assert line.passed is False and line.advice.endswith("Instead, print it at size.")

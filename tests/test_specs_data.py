@@ -22,6 +22,7 @@ import pytest
 
 from app.specs import DATA_DIR, SOURCES, SPECS, TABLE, SpecTable, load_table
 from app.specs.loader import FILE_UNITS, RULE_NAMES
+from tests.support.spec_files import edits_toml, source_toml, spec_toml, write_table
 
 LABELS = ("id", "name", "source")  # PhotoSpec.to_dict() keys that only label a spec
 LABEL_KEYS = ("name", "citation")  # the same labels as the data files write them
@@ -109,50 +110,18 @@ def test_every_number_stands_in_its_quote_with_its_unit() -> None:
 
 
 def test_the_checks_catch_an_unused_source_and_a_number_the_quote_lacks(tmp_path: Path) -> None:
-    (tmp_path / "xx.toml").write_text(
-        """
-[sources.head]
-title = "Authority"
-url = "https://example.org"
-quote = "between 32 and 36 mm"
-kind = "primary"
-[sources.size]
-title = "Authority"
-url = "https://example.org"
-quote = "45 mm x 35 mm"
-kind = "primary"
-[sources.spare]
-title = "Authority"
-url = "https://example.org"
-quote = "the eyes 20-30 mm above the bottom edge"
-kind = "primary"
-[sources.eyes]
-title = "Authority"
-url = "https://example.org"
-quote = "the eye line between 20 and 30 from the bottom"
-kind = "primary"
-[specs.x]
-name = "X"
-country = "DE"
-width = "35 mm"
-height = "45 mm"
-dpi = 300
-size_source = "size"
-backgrounds = ["white"]
-citation = "Authority"
-expression_source = "head"
-head_height = { low = "31 mm", high = "36 mm", source = "head" }
-eye_line = { low = "20 mm", high = "30 mm", source = "eyes" }
-[specs.x.edits]
-crop_scale = { policy = "allowed", source = "size" }
-level = { policy = "no_authority" }
-replace_background = { policy = "no_authority" }
-extend_canvas = { policy = "no_authority" }
-adjust_tone = { policy = "no_authority" }
-""",
-        encoding="utf-8",
+    write_table(
+        tmp_path,
+        source_toml("head", "between 32 and 36 mm"),
+        source_toml("size", "45 mm x 35 mm"),
+        source_toml("spare", "the eyes 20-30 mm above the bottom edge"),
+        source_toml("eyes", "the eye line between 20 and 30 from the bottom"),
+        spec_toml("x", size="size", expression="head", head="head", head_band=("31 mm", "36 mm"),
+                  more='eye_line = { low = "20 mm", high = "30 mm", source = "eyes" }\n'),
+        edits_toml("x", {"crop_scale": '{ policy = "allowed", source = "size" }'}
+                   | {operation: '{ policy = "no_authority" }' for operation in ("level", "replace_background", "extend_canvas", "adjust_tone")}),
+        specs=("x",),
     )
-    (tmp_path / "order.toml").write_text('specs = ["x"]\n')
     table = load_table(tmp_path)
     assert _unused_sources(table) == ["spare"]
     assert _unquoted(table) == [

@@ -10,9 +10,9 @@ import pytest
 
 from app.specs import SOURCES, SPECS, SpecDataError, load_table
 from app.specs.__main__ import main
-from app.specs.loader import ORDER_FILE
 from app.specs.rules import DEFAULT_PREFIX, SOURCE_KINDS, Source
 from app.specs.provenance import cited_sources, kind_counts, sources_table
+from tests.support.spec_files import edits_toml, source_toml, spec_toml, write_table
 
 # words in a title that say the text was read somewhere other than the authority's own page
 NOT_THE_AUTHORITYS_PAGE = re.compile(r"reproduced|mirror|as quoted by|as recorded by|third-party|forum|copy|"
@@ -37,60 +37,27 @@ def test_a_source_refuses_an_unknown_kind_and_a_default_that_is_not_none() -> No
         Source(title="Authority", url="https://example.org", quote="q", kind="none")
 
 
-SPEC = '''
-[sources.own]
-title = "X ministry, photo rules"
-url = "https://x.example/photo"
-quote = "The face is 32 to 36 mm high."
-kind = "primary"
-
-[sources.own-edits]
-extends = "own"
-quote = "Photos must not be altered."
-
-[sources.relay]
-title = "X city hall, relaying the ministry's rules"
-url = "https://city.x.example/photo"
-quote = "35 x 45 mm."
-kind = "copy"
-
-[sources.blog]
-title = "A photographer's page on X's rules"
-url = "https://blog.example/x"
-quote = "Mouth closed."
-kind = "secondary"
-
-[specs.x-passport]
-name = "X passport"
-country = "DE"
-width = "35 mm"
-height = "45 mm"
-dpi = 300
-size_source = "relay"
-backgrounds = ["white"]
-citation = "X"
-expression_source = "blog"
-head_height = { low = "32 mm", high = "36 mm", source = "own" }
-
-[specs.x-passport.edits]
-crop_scale = { policy = "silent", apply = true, note = "nothing found" }
-level = { policy = "silent", apply = false, note = "nothing found" }
-replace_background = { policy = "forbidden", source = "own-edits" }
-extend_canvas = { policy = "forbidden", source = "own-edits" }
-adjust_tone = { policy = "silent", source = "blog", apply = false, note = "its general words" }
-'''
-
-
-def _write(folder: Path, text: str) -> Path:
-    (folder / ORDER_FILE).write_text('specs = ["x-passport"]\n')
-    (folder / "x.toml").write_text(text)
-    return folder
+SPEC = "\n".join([
+    source_toml("own", "The face is 32 to 36 mm high.", title="X ministry, photo rules", url="https://x.example/photo"),
+    source_toml("own-edits", "Photos must not be altered.", extends="own"),
+    source_toml("relay", "35 x 45 mm.", title="X city hall, relaying the ministry's rules", url="https://city.x.example/photo",
+                kind="copy"),
+    source_toml("blog", "Mouth closed.", title="A photographer's page on X's rules", url="https://blog.example/x", kind="secondary"),
+    spec_toml("x-passport", size="relay", expression="blog", head="own"),
+    edits_toml("x-passport", {
+        "crop_scale": '{ policy = "silent", apply = true, note = "nothing found" }',
+        "level": '{ policy = "silent", apply = false, note = "nothing found" }',
+        "replace_background": '{ policy = "forbidden", source = "own-edits" }',
+        "extend_canvas": '{ policy = "forbidden", source = "own-edits" }',
+        "adjust_tone": '{ policy = "silent", source = "blog", apply = false, note = "its general words" }',
+    }),
+])
 
 
 def test_the_counts_per_kind(tmp_path: Path) -> None:
     """primary: own, own-edits (inherits the kind); copy: relay; secondary: blog (cited twice,
     counted once); none: the ISO pose tolerance (ours) and the two edits that rest on no source."""
-    spec = load_table(_write(tmp_path, SPEC)).specs["x-passport"]
+    spec = load_table(write_table(tmp_path, SPEC)).specs["x-passport"]
     assert len(cited_sources(spec)) == 5
     assert kind_counts(spec) == {"primary": 2, "copy": 1, "secondary": 1, "none": 3}
     table = sources_table([spec, spec]).splitlines()
@@ -101,9 +68,9 @@ def test_the_counts_per_kind(tmp_path: Path) -> None:
 
 def test_the_loader_refuses_a_source_without_its_kind(tmp_path: Path) -> None:
     with pytest.raises(SpecDataError, match=r"sources\.relay: missing kind"):
-        load_table(_write(tmp_path, SPEC.replace('kind = "copy"\n', "")))
+        load_table(write_table(tmp_path, SPEC.replace('kind = "copy"\n', "")))
     with pytest.raises(SpecDataError, match=r"sources\.relay: Source\.kind must be one of"):
-        load_table(_write(tmp_path, SPEC.replace('kind = "copy"', 'kind = "official"')))
+        load_table(write_table(tmp_path, SPEC.replace('kind = "copy"', 'kind = "official"')))
 
 
 def test_the_command_prints_every_spec_and_the_totals(capsys: pytest.CaptureFixture[str]) -> None:

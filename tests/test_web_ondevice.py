@@ -15,6 +15,7 @@ from app import create_app
 from app.config import Settings
 from app.models.manifest import WEB_RUNTIME, get_spec
 from app.models.registry import Registry
+from tests.support.browser import assert_isolated_page
 
 
 def client_for(settings: Settings, registry: Registry, model_home: Path) -> FlaskClient:
@@ -67,8 +68,5 @@ def test_offered_and_served_immutable(tmp_path: Path, small_settings: Settings, 
 
 def test_page_headers_allow_wasm_and_isolate_the_page(client: FlaskClient) -> None:
     page = client.get("/")
-    csp = page.headers["Content-Security-Policy"]
-    assert "script-src 'self' 'wasm-unsafe-eval';" in csp and "'unsafe-eval'" not in csp and "unsafe-inline" not in csp
-    assert page.headers["Cross-Origin-Opener-Policy"] == "same-origin"
-    assert page.headers["Cross-Origin-Embedder-Policy"] == "require-corp"
+    assert_isolated_page(page.headers)
     assert "Cross-Origin-Embedder-Policy" not in client.get("/api/v1/specs").headers  # the API is not the page
