@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import requests
@@ -20,7 +21,7 @@ from tests.conftest import RunningServer, reachable_folder
 from tests.support import kube
 from tests.support.harness import Server
 from tests.support.hostile import big_photo, hostile_socket, spooled_bytes, temp_file_bytes
-from tests.support.lockout import VICTIM, Holders, address, served
+from tests.support.lockout import METHODS, PATHS, VICTIM, Holders, address, framed, served
 
 pytestmark = pytest.mark.server
 
@@ -33,9 +34,15 @@ def base_env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def pod(running_server: RunningServer, base_env: dict[str, str]) -> Iterator[Server]:
+def pod_and_temp(running_server: RunningServer, base_env: dict[str, str]) -> Iterator[tuple[Server, Path]]:
     with reachable_folder() as folder, running_server(**{**base_env, "FRONT_TEMP_DIR": str(folder)}) as server:
-        yield server
+        [temp_dir] = list(folder.glob("pilotlight-*"))
+        yield server, temp_dir
+
+
+@pytest.fixture(scope="module")
+def pod(pod_and_temp: tuple[Server, Path]) -> Server:
+    return pod_and_temp[0]
 
 
 def test_a_lockout_takes_as_many_addresses_as_the_share_says(pod: Server, base_env: dict[str, str],
@@ -73,6 +80,39 @@ def test_a_lockout_takes_as_many_addresses_as_the_share_says(pod: Server, base_e
         status = served(pod.port, astronaut_jpeg)[0]
         time.sleep(0.2 if status != 200 else 0)
     assert status == 200
+
+
+def test_no_method_path_or_framing_takes_more_than_one_share(pod_and_temp: tuple[Server, Path], base_env: dict[str, str],
+                                                               astronaut_jpeg: bytes) -> None:
+    """From one address, four slow bodies of each method x path x framing (METHODS x PATHS x
+    Content-Length or chunked: probes by any spelling, nginx's error pages, the cut-out): the
+    address keeps at most its MAX_POSTS_PER_CLIENT places, every other request is refused before its
+    body is read, nginx's temporary files stay within the address's share, and another client is
+    served. (Before issue 49 a POST to a probe path counted under no client and a body to
+    /.front-errors/ under nothing: this address alone held every place and the cut-out got 429.)"""
+    pod, temp_dir = pod_and_temp
+    settings = Settings.from_env(base_env)
+    share = settings.posts_per_client
+    assert share and settings.max_posts_in_progress and settings.max_posts_in_progress > 4 * share
+    requests = [framed(method, path, framing) for _ in range(4) for method in METHODS for path in PATHS
+                for framing in ("length", "chunked")]
+    holders, peak = Holders(pod.port), 0
+    try:
+        kept = holders.hold(address(60), requests, settle=1.5)
+        assert kept <= share, f"one address holds {kept} requests with a body; its share is {share}"
+        for _ in range(4):
+            peak = max(peak, temp_file_bytes(pod, temp_dir))
+            time.sleep(0.25)
+        assert peak <= share * settings.request_disk_mb * 2**20, peak
+        refusals = {answer.split(b"\r\n", 1)[0] for answer in holders.refused}
+        assert refusals <= {b"HTTP/1.1 404 Not Found", b"HTTP/1.1 405 Not Allowed", b"HTTP/1.1 413 Request Entity Too Large",
+                            b"HTTP/1.1 429 Too Many Requests"}, refusals
+        assert all(b"\r\nContent-Type: application/json\r\n" in answer for answer in holders.refused if answer)
+        assert served(pod.port, astronaut_jpeg)[0] == 200, "another client is served"
+        assert pod.get("/readyz", timeout=20).status_code == 200
+    finally:
+        holders.close()
+    print(f"one address, {len(requests)} slow bodies: {kept} kept, temporary files {peak / 2**20:.1f} MiB")  # noqa: T201
 
 
 def raw(port: int, request: bytes, *, source: str = VICTIM, read: bool = True, timeout: float = 20.0) -> tuple[socket.socket, bytes]:

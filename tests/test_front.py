@@ -124,10 +124,11 @@ def test_the_rate_limit_and_its_settings() -> None:
     assert "limit_req zone=per_client_rate burst=5 nodelay;" in conf
     assert "limit_req_zone $other_client zone=per_client_other_rate:10m rate=90r/m;" in conf
     assert "limit_req zone=per_client_other_rate burst=7 nodelay;" in conf
-    # POSTs and the other methods count apart; probes under no key at all
+    # POSTs and the other methods count apart; probes (a GET or HEAD) under no key at all
     assert 'map $request_method $post_client { POST $counted_client; default ""; }' in conf
     assert 'map $request_method $other_client { POST ""; default $counted_client; }' in conf
-    assert re.search(r"map \$uri \$probe \{\s+/healthz 1;\s+/readyz 1;\s+default 0;", conf)
+    assert re.search(r'map "\$request_method \$uri" \$probe \{\s+"~\^\(GET\|HEAD\) /healthz\$" 1;\s+'
+                     r'"~\^\(GET\|HEAD\) /readyz\$" 1;\s+default 0;', conf)
     errors = {error.status: error for error in front.front_errors(Settings.from_env({"RATE_LIMIT": "30"}))}
     limited = errors[front.RATE_LIMITED]
     assert (limited.answer, limited.code, dict(limited.headers)["Retry-After"]) == (429, "rate_limited", "$rate_retry_after")
@@ -177,6 +178,11 @@ def test_each_client_holds_a_fair_share_of_the_posts() -> None:
 
 def test_only_four_methods_and_a_body_on_post_only() -> None:
     conf = rendered()
+    # a probe is a GET or HEAD: any other method to its path counts as any request (issue 49)
+    assert '"~^(GET|HEAD) /healthz$" 1;' in conf and 'map "$request_method $uri" $probe {' in conf
+    # nginx's error pages: internal redirects only; a client's own request there is a 404 (JSON)
+    assert "location ^~ /.front-errors/ {\n            internal;\n        }" in conf
+    assert "error_page 404 = /.front-errors/404;" in conf
     assert '"~^(GET|HEAD|OPTIONS) 00 " "";' in conf and '"~^POST " post;' in conf
     assert "if ($gate = method) {\n            return 405;" in conf
     assert f"if ($gate = body) {{" in conf and f"return {front.BODY_NOT_ALLOWED};" in conf

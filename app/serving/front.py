@@ -78,6 +78,7 @@ def front_errors(settings: Settings) -> tuple[FrontError, ...]:
                    (("Allow", ", ".join(ALLOWED_METHODS)),)),
         FrontError(BODY_NOT_ALLOWED, 413, "body_not_allowed",
                    "Only a POST may carry a body here: send GET, HEAD and OPTIONS without one."),
+        FrontError(404, 404, "not_found", "Nothing is served at this path."),
         FrontError(408, 408, "request_timeout", "The request did not arrive in time."),
         FrontError(413, 413, "payload_too_large", f"The upload is larger than the {settings.max_upload_mb:g} MB limit."),
         FrontError(414, 414, "uri_too_long", "The request line is too long."),
@@ -143,7 +144,7 @@ def header_buffer_bytes(settings: Settings) -> int:
 
 RATE_LIMITED = 430  # limit_req's own status inside nginx, told from limit_conn's 429; clients get 429
 BODY_NOT_ALLOWED = 433  # a body on a request other than POST, refused before it is read; clients get 413
-PROBES = ("/healthz", "/readyz")  # never limited: they count under no client
+PROBES = ("/healthz", "/readyz")  # a GET or HEAD of one is never limited: it counts under no client
 
 
 def retry_after(per_minute: int) -> int:
