@@ -91,6 +91,8 @@ def usable_cpus() -> int:
 class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
+    # the kubelet's probes and /metrics behind nginx, on a port the Service never routes users to (0: none)
+    management_port: int = 0
     workers: int = field(default_factory=available_cpus)
     threads: int | None = None  # default: queue_depth + 2 (one inferring, the queue, one spare)
     timeout: int = 120
@@ -229,6 +231,7 @@ class Settings:
         settings = cls(
             host=reader.text("HOST", defaults.host),
             port=reader.integer("PORT", defaults.port, low=1, high=65535),
+            management_port=reader.integer("MANAGEMENT_PORT", defaults.management_port, low=0, high=65535),
             workers=reader.integer("WORKERS", defaults.workers, low=1, high=64),
             threads=reader.optional_integer("THREADS", low=2, high=256),
             timeout=reader.integer("TIMEOUT", defaults.timeout, low=5, high=3600),
@@ -303,6 +306,8 @@ class Settings:
                 f"({self.request_disk_mb:g} MB) at once, fewer than the {admitted} the workers admit "
                 f"(WORKERS x (1 + QUEUE_DEPTH)); at least {admitted * self.request_disk_mb:g} (or 0: no cap)"
             )
+        if self.management_port == self.port:
+            raise ConfigError(f"MANAGEMENT_PORT={self.management_port} is PORT too: give the probes a port of their own (or 0: none)")
         if not is_host(self.host):
             raise ConfigError(f"HOST={self.host!r} is not an IP address or a host name (letters, digits, dots and hyphens)")
         segmentation = [name for name in self.models if name in MANIFEST and MANIFEST[name].role == Role.SEGMENTATION]

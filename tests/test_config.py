@@ -209,3 +209,22 @@ def test_the_ingress_example_matches_the_front() -> None:
     conf = front.render(settings, run_dir=Path("/run/x"), sockets=Path("/run/x/w"), user=None, rlimit_nofile=4096)
     assert f"proxy_read_timeout {notes[prefix + 'proxy-read-timeout']}s;" in conf
     assert int(notes[prefix + "proxy-send-timeout"]) == settings.send_timeout
+
+
+def test_the_kubelet_probes_a_port_the_service_never_routes_users_to() -> None:
+    """Issue 49: the probes ask MANAGEMENT_PORT (the container port `management`); the Service (and
+    so the Ingress) sends users to `http` only, and the NetworkPolicy admits nobody to it."""
+    from tests.support import kube
+
+    objects = kube.base()
+    settings = Settings.from_env(kube.configmap_env(objects))
+    [container] = [c for c in kube.only(objects, "Deployment")["spec"]["template"]["spec"]["containers"] if c["name"] == "pilotlight"]
+    ports = {port["name"]: port["containerPort"] for port in container["ports"]}
+    assert settings.management_port and ports["management"] == settings.management_port != settings.port
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"]["port"] == "management", probe
+    assert [port["targetPort"] for port in kube.only(objects, "Service")["spec"]["ports"]] == ["http"]
+    [rule] = kube.only(objects, "NetworkPolicy")["spec"]["ingress"]
+    assert all(port["port"] != settings.management_port for port in rule["ports"])
+    with pytest.raises(ConfigError, match="MANAGEMENT_PORT"):
+        Settings.from_env({"PORT": "9000", "MANAGEMENT_PORT": "9000"})

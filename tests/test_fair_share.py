@@ -19,7 +19,7 @@ from app.assets import STATIC, asset_version
 from app.config import Settings
 from tests.conftest import RunningServer, reachable_folder
 from tests.support import kube
-from tests.support.harness import Server
+from tests.support.harness import Server, free_port
 from tests.support.hostile import big_photo, hostile_socket, spooled_bytes, temp_file_bytes
 from tests.support.lockout import METHODS, PATHS, VICTIM, Holders, address, framed, served
 
@@ -206,16 +206,22 @@ def another_client() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def limited(running_server: RunningServer) -> Iterator[Server]:
+def management() -> int:
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def limited(running_server: RunningServer, management: int) -> Iterator[Server]:
     with running_server(WORKERS="1", GET_RATE_LIMIT="6", GET_RATE_BURST="3", MAX_CONNECTIONS_PER_IP="2",
-                        TRUSTED_PROXIES="127.0.0.1") as server:
+                        TRUSTED_PROXIES="127.0.0.1", MANAGEMENT_PORT=str(management)) as server:
         yield server
 
 
-def test_other_methods_have_a_rate_limit_of_their_own_and_probes_none(limited: Server, astronaut_jpeg: bytes) -> None:
+def test_other_methods_have_a_rate_limit_of_their_own_and_probes_none(limited: Server, management: int,
+                                                                     astronaut_jpeg: bytes) -> None:
     """GET_RATE_LIMIT=6 a minute, 3 more at once: a client's fifth quick GET is refused 429 with the
-    message of that limit; probes from the same client are never counted, and its POSTs are
-    counted apart."""
+    message of that limit, the public /healthz and /readyz included (MANAGEMENT_PORT is set); the
+    management port's probes are never counted, and the client's POSTs are counted apart."""
     client = {"X-Forwarded-For": "198.51.100.20"}
     answers = [limited.get("/api/v1/specs", headers=client, timeout=20) for _ in range(6)]
     statuses = [answer.status_code for answer in answers]
@@ -223,12 +229,34 @@ def test_other_methods_have_a_rate_limit_of_their_own_and_probes_none(limited: S
     refused = next(answer for answer in answers if answer.status_code == 429)
     assert refused.json()["error"]["code"] == "rate_limited" and "GET, HEAD and OPTIONS" in refused.json()["error"]["message"]
     assert refused.headers["Retry-After"] == "10"
+    assert limited.get("/healthz", headers=client, timeout=20).status_code == 429  # public: a GET as any other
     for _ in range(30):
-        assert limited.get("/readyz", headers=client, timeout=20).status_code == 200
-        assert limited.get("/healthz", headers=client, timeout=20).status_code == 200
+        for path in ("/readyz", "/healthz", "/metrics"):
+            assert requests.get(f"http://127.0.0.1:{management}{path}", headers=client, timeout=20).status_code == 200, path
     post = limited.post("/api/v1/remove-background", files={"image": ("a.jpg", astronaut_jpeg, "image/jpeg")},
                         headers=client, timeout=60)
     assert post.status_code == 200
+
+
+def test_a_probe_flood_from_one_address_leaves_the_management_port_answering(limited: Server, management: int) -> None:
+    """500 connections from one address at the public /healthz, each a whole request, kept open: the
+    address gets its 2 places and 429s; the kubelet's probes on the management port still answer,
+    and the management port answers nothing but its three paths."""
+    flood = []
+    try:
+        for _ in range(500):
+            sock = hostile_socket(limited.port, source=address(80), timeout=20)
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            flood.append(sock)
+        for path in ("/readyz", "/healthz"):
+            answer = requests.get(f"http://127.0.0.1:{management}{path}", timeout=5)
+            assert answer.status_code == 200 and answer.json(), path
+        for method, path in (("GET", "/api/v1/specs"), ("GET", "/"), ("POST", "/readyz"), ("GET", "/.front-errors/404")):
+            answer = requests.request(method, f"http://127.0.0.1:{management}{path}", timeout=20)
+            assert answer.status_code in (404, 405) and answer.json()["error"]["code"], (method, path)
+    finally:
+        for sock in flood:
+            sock.close()
 
 
 def test_only_four_methods_and_no_body_but_a_posts(limited: Server) -> None:

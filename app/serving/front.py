@@ -32,6 +32,7 @@ import jinja2
 
 from ..assets import SECURITY_HEADERS, ServedFile, asset_version
 from ..config import ConfigError, ReleaseMemory, Settings
+from .probes import probe_socket
 
 TEMPLATES = Path(__file__).with_name("templates")
 KEEPER_WEIGHT = 1_000_000  # smooth weighted round-robin: a non-keeper wins one tie in a million
@@ -124,7 +125,8 @@ def limit_messages(settings: Settings) -> LimitMessages:
         rate_post=f"Too many POSTs from this address: the limit is {settings.rate_limit} a minute, "
                   f"{settings.rate_burst} more at once.",
         rate_other=f"Too many requests from this address: the limit is {settings.get_rate_limit} GET, HEAD and "
-                   f"OPTIONS requests a minute, {settings.get_rate_burst} more at once (probes are never counted).",
+                   f"OPTIONS requests a minute, {settings.get_rate_burst} more at once"
+                   + ("." if settings.management_port else " (probes are never counted)."),
         retry_post=retry_after(settings.rate_limit),
         retry_other=retry_after(settings.get_rate_limit),
     )
@@ -240,9 +242,9 @@ def inference_upstreams(folder: Path, *, workers: int, keepers: int) -> list[Ups
     return idle + [Upstream(path, backup=True) for path in sockets]
 
 
-def listen_address(settings: Settings) -> str:
+def listen_address(settings: Settings, *, port: int | None = None) -> str:
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    return f"{host}:{settings.port}"
+    return f"{host}:{settings.port if port is None else port}"
 
 
 def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None, rlimit_nofile: int,
@@ -286,9 +288,12 @@ def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None
         inference=inference_upstreams(sockets, workers=workers, keepers=keepers),
         light=[Upstream(worker_socket(sockets, slot)) for slot in range(workers)],
         listen=listen_address(settings),
+        management_port=settings.management_port,
+        management_listen=listen_address(settings, port=settings.management_port),
+        probe_sockets=[probe_socket(sockets, slot) for slot in range(workers)],
         max_connections_per_ip=settings.max_connections_per_ip or 65535,  # 0: no limit (the zone still counts)
         client_buckets=client_buckets(),
-        probes=PROBES,
+        probes=() if settings.management_port else PROBES,  # with a management port, none here
         allowed_methods=ALLOWED_METHODS,
         body_not_allowed=BODY_NOT_ALLOWED,
         max_posts=settings.max_posts_in_progress,

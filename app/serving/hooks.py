@@ -27,7 +27,7 @@ from ..config import ReleaseMemory
 from ..models.registry import ModelFileError
 from ..models.sessions import ProviderError
 from ..service import Service
-from . import watchdog
+from . import probes, watchdog
 from .admission import InferenceGate, InferringWorkers, WarmWorkers
 from .front import worker_socket
 from .worker import RecyclingTurn
@@ -166,6 +166,8 @@ def post_worker_init(worker: Worker) -> None:
         release_idle_after=settings.release_memory_idle_s if settings.release_memory is ReleaseMemory.IDLE else None,
     )
     if settings.worker_sockets is not None:
+        if settings.management_port:  # MANAGEMENT_PORT's answers: a thread of their own, never the pool's
+            probes.start(worker.wsgi, listen_unix(probes.probe_socket(settings.worker_sockets, slot_of(worker))))
         worker.sockets = [listen_unix(worker_socket(settings.worker_sockets, slot_of(worker)))]
         worker.sockets_dir = settings.worker_sockets  # type: ignore[attr-defined]
     if _recycling is not None:
@@ -211,6 +213,7 @@ def worker_exit(server: Arbiter, worker: Worker) -> None:
     settings = Service.of(worker.wsgi).settings
     if settings.worker_sockets is not None:  # nginx moves on to the other workers at once
         worker_socket(settings.worker_sockets, slot_of(worker)).unlink(missing_ok=True)
+        probes.probe_socket(settings.worker_sockets, slot_of(worker)).unlink(missing_ok=True)
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -158,7 +158,7 @@ def _stage(files: list[ServedFile], folder: Path) -> list[ServedFile]:
 def _wait_first_worker(gunicorn: subprocess.Popen[bytes], sockets: Path) -> int | None:
     """Until a worker's socket appears: None then; an exit code when gunicorn exited or a signal
     came first (gunicorn is stopped)."""
-    while not any(sockets.glob("*.sock")):
+    while not any(sockets.glob("worker-*.sock")):
         code = gunicorn.poll()
         if code is not None:
             log.error("gunicorn exited with %s before a worker was warm", code)
