@@ -187,6 +187,12 @@ class Settings:
         return self.max_upload_mb + self.max_answer_mb
 
     @property
+    def upload_memory_bytes(self) -> int:
+        """The most the workers hold of uploads being parsed: each file part stays in memory
+        (app/__init__.py, InMemoryUploads), at most MAX_UPLOAD_MB a request, one request a thread."""
+        return self.workers * self.worker_threads * self.max_upload_bytes
+
+    @property
     def max_posts_in_progress(self) -> int | None:
         """POSTs in progress on this server at once (uploading, queued, inferring or being read),
         so that their temporary files fit TEMP_BUDGET_MB; None without a budget."""

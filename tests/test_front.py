@@ -536,3 +536,39 @@ def test_the_rate_limit_counts_posts_per_client_and_an_ipv6_client_per_64(runnin
         assert from_client("198.51.100.7")[0] == 415
         for _ in range(5):
             assert server.get("/healthz", headers={"X-Forwarded-For": "2001:db8:7:1::a"}).status_code == 200
+
+
+def test_the_ondevice_files_are_nginxs_whenever_they_appear(tmp_path: Path) -> None:
+    """Issue 49: nginx serves each on-device file from where the fetch will put it, installed or not
+    (a worker's thread never sends the 14 MB wasm), and any other path under /ui/ondevice/ is its
+    404; the app keeps an upload's file parts in memory, within a bound the launcher states."""
+    from app.assets import ondevice_files, ondevice_places, served_files
+
+    assert ondevice_files(tmp_path) is None  # nothing installed: the page offers nothing
+    places = ondevice_places(tmp_path)
+    assert places is not None
+    urls = {item.url for item in served_files(tmp_path)}
+    assert {item.url for item in places.values()} <= urls
+    conf = front.render(Settings.from_env({"WORKERS": "2"}), run_dir=Path("/run/x"), sockets=Path("/run/x/w"), user=None,
+                        rlimit_nofile=4096, served=served_files(tmp_path))
+    assert f"location = {places['wasm'].url} {{\n            alias {places['wasm'].path};" in conf
+    assert "location ^~ /ui/ondevice/ {\n            return 404;" in conf
+    base = Settings.from_env({"WORKERS": "2", "QUEUE_DEPTH": "4", "MAX_UPLOAD_MB": "20"})
+    assert base.upload_memory_bytes == 2 * 6 * 20 * 2**20
+
+
+def test_an_uploads_file_parts_never_go_to_a_file(app: object) -> None:
+    import io
+
+    from flask import Flask, request
+    from werkzeug.test import EnvironBuilder
+
+    from tests.support.harness import multipart
+
+    assert isinstance(app, Flask)
+    body, content_type = multipart({"image": ("a.jpg", b"a" * 1_500_000, "image/jpeg")}, {})  # past Werkzeug's 500 KiB
+    environ = EnvironBuilder(path="/x", method="POST", input_stream=io.BytesIO(body), content_type=content_type,
+                             content_length=len(body)).get_environ()
+    with app.request_context(environ):
+        part = request.files["image"]
+        assert isinstance(part.stream, io.BytesIO) and len(part.read()) == 1_500_000

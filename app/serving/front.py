@@ -30,7 +30,7 @@ from pathlib import Path
 
 import jinja2
 
-from ..assets import SECURITY_HEADERS, ServedFile, asset_version
+from ..assets import SECURITY_HEADERS, STATIC_URL, ServedFile, asset_version
 from ..config import ConfigError, ReleaseMemory, Settings
 from .probes import probe_socket
 
@@ -302,6 +302,7 @@ def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None
         get_rate_limit=settings.get_rate_limit,
         get_rate_burst=settings.get_rate_burst,
         served=served or [],
+        ondevice_prefix=f"{STATIC_URL}/ondevice/",
         asset_version=asset_version(),
         security_headers=SECURITY_HEADERS,
         max_answer_bytes=settings.max_answer_bytes,

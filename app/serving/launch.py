@@ -124,9 +124,11 @@ def _pair(settings: Settings, nginx: str) -> int:
                        parent_gone=signal.SIGQUIT)
         log.info(
             "nginx (pid %d) on http://%s in front of gunicorn (pid %d), %d worker socket(s) in %s; "
-            "%d connections, their request heads at most %d MiB",
+            "%d connections, their request heads at most %d MiB; uploads being parsed by the workers at most %d MiB "
+            "in memory (WORKERS x THREADS x MAX_UPLOAD_MB), none in a file",
             proxy.pid, front.listen_address(settings), gunicorn.pid, settings.workers, sockets,
             settings.worker_connections, front.header_buffer_bytes(settings) // 2**20,
+            settings.upload_memory_bytes // 2**20,
         )
         for placeholder in front.placeholder_proxies(settings):
             log.warning("TRUSTED_PROXIES holds %s, a documentation range: put the ingress controller's pod range "
@@ -139,10 +141,15 @@ def _pair(settings: Settings, nginx: str) -> int:
 
 def _stage(files: list[ServedFile], folder: Path) -> list[ServedFile]:
     """The page's files where nginx's unprivileged workers can read them: hard links in `folder` (a
-    copy where a link cannot be made, or the file is not readable by all)."""
+    copy where a link cannot be made, or the file is not readable by all). A file not there yet (an
+    on-device file fetched later) keeps its own path: nginx serves it once it appears, where its
+    workers may read it."""
     folder.mkdir(mode=0o711)
     staged = []
     for index, item in enumerate(files):
+        if not item.path.exists():
+            staged.append(item)
+            continue
         target = folder / f"{index}-{item.path.name}"
         try:
             if not item.path.stat().st_mode & 0o004:
