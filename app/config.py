@@ -151,7 +151,7 @@ class Settings:
     trusted_proxies: tuple[str, ...] = ()  # addresses whose X-Forwarded-For names the client (nginx set_real_ip_from)
     max_matting_px: int | None = None  # unknown pixels alpha matting may solve for; None: what half of TIMEOUT allows
     api_keys: tuple[str, ...] = field(default=(), repr=False)  # empty: /api/v1 is open (app/auth.py)
-    # POST /warmup's own key (beside API_KEYS); with neither, /warmup answers loopback clients only
+    # POST /warmup's own key (beside API_KEYS); with neither, /warmup answers 403 to every client
     warmup_key: str | None = field(default=None, repr=False)
     # with API_KEYS: GET /metrics needs a key too (it shows key labels and counts); false opens it to a
     # scraper that cannot send one

@@ -15,7 +15,7 @@ from app.config import Settings
 from app.models.registry import Registry
 from app.service import Service
 from app.serving.admission import InferenceGate
-from tests.conftest import jpeg_bytes
+from tests.conftest import WARM, jpeg_bytes
 
 
 def remove(client: FlaskClient, data: bytes, **fields: str) -> object:
@@ -25,7 +25,7 @@ def remove(client: FlaskClient, data: bytes, **fields: str) -> object:
 def test_readyz_is_503_until_warm_then_200(app: object, client: FlaskClient) -> None:
     first = client.get("/readyz")
     assert first.status_code == 503 and "warm-up" in first.get_json()["reason"]
-    warm = client.post("/warmup")
+    warm = client.post("/warmup", headers=WARM)
     assert warm.status_code == 200 and warm.get_json()["warmup_seconds"] > 0
     ready = client.get("/readyz")
     assert ready.status_code == 200 and ready.get_json()["worker"]["warm"] is True

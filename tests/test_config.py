@@ -191,7 +191,8 @@ def test_the_keepalive_job_and_the_pods_share_the_warmup_key() -> None:
     [job] = kube.only(objects, "CronJob", "pilotlight-keepalive")["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
     [pod_key] = [e["valueFrom"]["secretKeyRef"] for e in container["env"] if e["name"] == "WARMUP_KEY"]
     [job_key] = [e["valueFrom"]["secretKeyRef"] for e in job["env"] if e["name"] == "KEEPALIVE_KEY"]
-    assert pod_key == job_key and pod_key["name"] == "pilotlight-keepalive"
+    assert (pod_key["name"], pod_key["key"]) == (job_key["name"], job_key["key"]) and pod_key["name"] == "pilotlight-keepalive"
+    assert not pod_key.get("optional"), "without its key the base must not start (issue 49)"
     assert "Bearer" in " ".join(job["command"])
 
 

@@ -17,7 +17,7 @@ import requests
 
 from app.assets import STATIC, asset_version
 from app.config import Settings
-from tests.conftest import RunningServer, reachable_folder
+from tests.conftest import WARM, RunningServer, reachable_folder
 from tests.support import kube
 from tests.support.harness import Server, free_port
 from tests.support.hostile import big_photo, hostile_socket, spooled_bytes, temp_file_bytes
@@ -286,12 +286,13 @@ def test_the_pages_files_come_from_disk_with_the_pages_headers(limited: Server) 
         assert again.status_code == 304
 
 
-def test_warmup_from_afar_needs_a_key(limited: Server) -> None:
-    """No API_KEYS, no WARMUP_KEY: /warmup answers a loopback client only; a client nginx names from
-    afar (X-Forwarded-For from the trusted proxy) gets 403."""
-    afar = limited.post("/warmup", headers={"X-Forwarded-For": "198.51.100.30"}, timeout=120)
-    assert afar.status_code == 403 and afar.json()["error"]["code"] == "forbidden"
-    assert limited.post("/warmup", timeout=120).status_code == 200
+def test_warmup_needs_its_key_from_any_address(limited: Server) -> None:
+    """No address stands in for WARMUP_KEY: loopback and a client nginx names from afar alike get 401
+    without it, and 200 with it."""
+    for headers in ({"X-Forwarded-For": "198.51.100.30"}, {"X-Forwarded-For": "127.0.0.1"}, {}):
+        refused = limited.post("/warmup", headers=headers, timeout=120)
+        assert refused.status_code == 401 and refused.json()["error"]["code"] == "unauthorized", headers
+    assert limited.post("/warmup", headers={"X-Forwarded-For": "198.51.100.30", **WARM}, timeout=120).status_code == 200
 
 
 def test_a_redirect_keeps_its_location_through_the_front(limited: Server) -> None:
