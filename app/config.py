@@ -149,6 +149,8 @@ class Settings:
     get_rate_burst: int = 120  # of those, how many a client may send at once beyond the rate
     worker_connections: int = 16384  # connections nginx holds open at once, idle and kept-alive included
     trusted_proxies: tuple[str, ...] = ()  # addresses whose X-Forwarded-For names the client (nginx set_real_ip_from)
+    # behind a proxy by design (the ingress overlay): refuse to start until TRUSTED_PROXIES names it
+    require_trusted_proxies: bool = False
     max_matting_px: int | None = None  # unknown pixels alpha matting may solve for; None: what half of TIMEOUT allows
     api_keys: tuple[str, ...] = field(default=(), repr=False)  # empty: /api/v1 is open (app/auth.py)
     # POST /warmup's own key (beside API_KEYS); with neither, /warmup answers 403 to every client
@@ -287,6 +289,7 @@ class Settings:
             get_rate_burst=reader.integer("GET_RATE_BURST", defaults.get_rate_burst, low=0, high=100_000),
             worker_connections=reader.integer("WORKER_CONNECTIONS", defaults.worker_connections, low=64, high=1_000_000),
             trusted_proxies=reader.networks("TRUSTED_PROXIES"),
+            require_trusted_proxies=reader.boolean("REQUIRE_TRUSTED_PROXIES", defaults.require_trusted_proxies),
             max_matting_px=reader.optional_integer("MAX_MATTING_PIXELS", low=1000, high=100_000_000),
             api_keys=reader.api_keys("API_KEYS"),
             warmup_key=reader.secret_key("WARMUP_KEY"),

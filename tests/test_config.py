@@ -210,6 +210,21 @@ def test_the_ingress_example_matches_the_front() -> None:
     conf = front.render(settings, run_dir=Path("/run/x"), sockets=Path("/run/x/w"), user=None, rlimit_nofile=4096)
     assert f"proxy_read_timeout {notes[prefix + 'proxy-read-timeout']}s;" in conf
     assert int(notes[prefix + "proxy-send-timeout"]) == settings.send_timeout
+    # issue 49: the controller's per-client limits are the pod's, and the overlay as shipped refuses to serve
+    assert int(notes[prefix + "limit-connections"]) == settings.max_connections_per_ip
+    rps, burst = int(notes[prefix + "limit-rps"]), int(notes[prefix + "limit-rps"]) * int(notes[prefix + "limit-burst-multiplier"])
+    assert rps * 60 == settings.rate_limit + settings.get_rate_limit and burst <= settings.rate_burst + settings.get_rate_burst
+    refusal = front.untrusted_proxies(settings)
+    assert refusal is not None and "TRUSTED_PROXIES holds 192.0.2.1/32" in refusal
+    assert front.untrusted_proxies(Settings.from_env({"REQUIRE_TRUSTED_PROXIES": "true"})) is not None
+    assert front.untrusted_proxies(Settings.from_env({"REQUIRE_TRUSTED_PROXIES": "true", "TRUSTED_PROXIES": "10.8.0.0/24"})) is None
+    assert front.untrusted_proxies(kube_base_settings()) is None  # the base alone only warns
+
+
+def kube_base_settings() -> Settings:
+    from tests.support import kube
+
+    return Settings.from_env(kube.configmap_env(kube.base()))
 
 
 def test_the_kubelet_probes_a_port_the_service_never_routes_users_to() -> None:

@@ -203,6 +203,20 @@ def placeholder_proxies(settings: Settings) -> list[str]:
     return found
 
 
+def untrusted_proxies(settings: Settings) -> str | None:
+    """Why the server must not start (REQUIRE_TRUSTED_PROXIES with TRUSTED_PROXIES empty or a
+    placeholder: every client behind the proxy would be one), or None."""
+    if not settings.require_trusted_proxies:
+        return None
+    placeholders = placeholder_proxies(settings)
+    if settings.trusted_proxies and not placeholders:
+        return None
+    held = f"holds {', '.join(placeholders)}, a documentation placeholder" if placeholders else "is empty"
+    return (f"TRUSTED_PROXIES {held}, and REQUIRE_TRUSTED_PROXIES=true (this server runs behind a proxy): set "
+            "TRUSTED_PROXIES to the proxy's addresses (the ingress controller's pod range), or every client behind "
+            "it counts as one (docs/deploy.md, behind an ingress)")
+
+
 def nginx_token(value: object) -> str:
     """`value` as one unquoted nginx token, or ConfigError: a space, `;`, a brace, a quote, `$`, `#`
     or a newline in a pasted value would end the directive or add one."""

@@ -55,6 +55,10 @@ def main() -> int:
     except ConfigError as exc:
         log.error("cannot start: %s", exc)
         return 2
+    refusal = front.untrusted_proxies(settings)
+    if refusal is not None:
+        log.error("cannot start: %s", refusal)
+        return 2
     for name, replacement in Settings.retired().items():
         log.warning("%s is no longer read: nginx now enforces the client limits (see %s in README.md)", name, replacement)
     nginx = shutil.which("nginx") if settings.front != "none" else None
