@@ -136,6 +136,7 @@ class Settings:
     # the front (app/serving/front.py): nginx reads requests whole, buffers answers and limits clients
     front: str = "auto"  # auto: nginx when installed, else gunicorn alone on loopback | nginx: required | none
     worker_sockets: Path | None = None  # set by the launcher: each warm worker listens on its own unix socket here
+    worker_socket_group: str | None = None  # set by the launcher: nginx's workers' group, the sockets' only other reader
     header_timeout: float = 10.0  # seconds a client may take to send a request's head (nginx client_header_timeout)
     body_timeout: float = 10.0  # seconds between two reads of a request body (nginx client_body_timeout)
     send_timeout: float = 30.0  # seconds between two writes of an answer to a client (nginx send_timeout)
@@ -278,6 +279,7 @@ class Settings:
             cors_origins=reader.origins("CORS_ORIGINS"),
             front=reader.choice("FRONT", defaults.front, FRONTS),
             worker_sockets=reader.optional_path("WORKER_SOCKETS"),
+            worker_socket_group=reader._raw("WORKER_SOCKET_GROUP"),
             header_timeout=reader.number("HEADER_TIMEOUT", defaults.header_timeout, low=1, high=3600),
             body_timeout=reader.number("BODY_TIMEOUT", defaults.body_timeout, low=1, high=3600),
             send_timeout=reader.number("SEND_TIMEOUT", defaults.send_timeout, low=1, high=3600),

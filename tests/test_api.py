@@ -165,6 +165,10 @@ def test_a_redirect_names_the_path_alone_whatever_the_host(client: FlaskClient, 
     environ = {"HTTP_HOST": ""} if host is None else {}
     answer = client.get("/api//v1/specs?x=1", headers=headers, environ_overrides=environ)
     assert answer.status_code == 308 and answer.headers["Location"] == "/api/v1/specs?x=1"
+    # issue 49: nor in its body (Werkzeug's HTML named the absolute URL), for a POST of the drop-in API too
+    moved = client.post("/api//remove", headers=headers, environ_overrides=environ)
+    assert moved.status_code == 308 and moved.headers["Location"] == "/api/remove", moved.headers
+    assert moved.get_json()["redirect"]["location"] == "/api/remove" and b"evil" not in moved.data and b"http" not in moved.data
 
 
 def test_relative_location_is_never_protocol_relative() -> None:

@@ -30,7 +30,7 @@ SMALL = {"MODELS": "u2netp,centerface", "SEGMENTATION_MODEL": "u2netp", "PORTRAI
 
 @pytest.fixture(scope="module")
 def base_env() -> dict[str, str]:
-    return {**kube.configmap_env(kube.base()), **SMALL}
+    return {**kube.configmap_env(kube.base()), **SMALL, "MANAGEMENT_PORT": str(free_port())}  # the pod's 9000 may be taken here
 
 
 @pytest.fixture(scope="module")

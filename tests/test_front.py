@@ -54,6 +54,15 @@ def test_settings_map_onto_nginx_directives() -> None:
     assert "pid /run/x/nginx.pid;" in conf and "user " not in conf
 
 
+def test_every_buffer_of_a_connection_is_counted() -> None:
+    """Issue 49: the bound per connection names the head's, the body's and the answer's buffers."""
+    assert front.connection_buffer_bytes() == (33 + 256 + 16 + 32 * 64) * 1024
+    conf = rendered(WORKER_CONNECTIONS="1000")
+    assert "client_body_buffer_size 256k;" in conf and "proxy_buffer_size 16k;" in conf and "proxy_buffers 32 64k;" in conf
+    assert "holds at most 2353 KiB of buffers" in conf and "WORKER_CONNECTIONS of them at most 2298 MiB" in conf
+    assert front.buffer_bytes(Settings.from_env({"WORKER_CONNECTIONS": "1000"})) == 1000 * 2353 * 1024
+
+
 def test_workers_are_chosen_idle_first_keepers_first_then_least_queued() -> None:
     upstreams = front.inference_upstreams(Path("/w"), workers=3, keepers=1)
     idle, queued = upstreams[:3], upstreams[3:]

@@ -144,6 +144,25 @@ def header_buffer_bytes(settings: Settings) -> int:
     return settings.worker_connections * (HEADER_BUFFER_KIB + count * kib) * 1024
 
 
+BODY_BUFFER_KIB = 256  # client_body_buffer_size: a body past it waits in a temporary file
+ANSWER_BUFFERS = (16, 32, 64)  # proxy_buffer_size 16k, proxy_buffers 32 64k: an answer's first 2 MiB in memory
+
+
+def connection_buffer_bytes() -> int:
+    """The most memory of nginx's buffers one connection holds while its request is in progress: the
+    head's buffers, the body buffer (a POST) and the answer's buffers (a proxied request), each the
+    size nginx allocates at most."""
+    count, kib = LARGE_HEADER_BUFFERS
+    first, answers, each = ANSWER_BUFFERS
+    return (HEADER_BUFFER_KIB + count * kib + BODY_BUFFER_KIB + first + answers * each) * 1024
+
+
+def buffer_bytes(settings: Settings) -> int:
+    """nginx's buffers at worst: every one of WORKER_CONNECTIONS holding `connection_buffer_bytes`
+    (size WORKER_CONNECTIONS by it: the launcher logs it at start)."""
+    return settings.worker_connections * connection_buffer_bytes()
+
+
 RATE_LIMITED = 430  # limit_req's own status inside nginx, told from limit_conn's 429; clients get 429
 BODY_NOT_ALLOWED = 433  # a body on a request other than POST, refused before it is read; clients get 413
 PROBES = ("/healthz", "/readyz")  # a GET or HEAD of one is never limited: it counts under no client
@@ -291,6 +310,10 @@ def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None
         large_header_kib=LARGE_HEADER_BUFFERS[1],
         header_kib=HEADER_BUFFER_KIB + LARGE_HEADER_BUFFERS[0] * LARGE_HEADER_BUFFERS[1],
         header_mib=round(header_buffer_bytes(settings) / 2**20),
+        body_buffer_kib=BODY_BUFFER_KIB,
+        answer_buffers=ANSWER_BUFFERS,
+        connection_kib=connection_buffer_bytes() // 1024,
+        buffer_mib=round(buffer_bytes(settings) / 2**20),
         header_timeout=_seconds(settings.header_timeout),
         body_timeout=_seconds(settings.body_timeout),
         send_timeout=_seconds(settings.send_timeout),

@@ -118,7 +118,10 @@ def _pair(settings: Settings, nginx: str) -> int:
 
     signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
     try:
-        gunicorn = _spawn(list(GUNICORN), env={**os.environ, "WORKER_SOCKETS": str(sockets)}, parent_gone=signal.SIGTERM)
+        env = {**os.environ, "WORKER_SOCKETS": str(sockets)}
+        if user is not None:  # nginx's workers run as this group's user: the sockets' only reader beside their owner
+            env["WORKER_SOCKET_GROUP"] = user.split()[1]
+        gunicorn = _spawn(list(GUNICORN), env=env, parent_gone=signal.SIGTERM)
         # nginx opens the port once a worker is warm: until then the port refuses connections, as
         # gunicorn's own did while the models loaded (a startupProbe waits), and nginx's log stays quiet
         stopped = _wait_first_worker(gunicorn, sockets)
@@ -128,10 +131,12 @@ def _pair(settings: Settings, nginx: str) -> int:
                        parent_gone=signal.SIGQUIT)
         log.info(
             "nginx (pid %d) on http://%s in front of gunicorn (pid %d), %d worker socket(s) in %s; "
-            "%d connections, their request heads at most %d MiB; uploads being parsed by the workers at most %d MiB "
+            "%d connections, their request heads at most %d MiB, all their buffers at most %d MiB (%d KiB a "
+            "connection with a request in progress: size WORKER_CONNECTIONS by it); uploads being parsed by the workers at most %d MiB "
             "in memory (WORKERS x THREADS x MAX_UPLOAD_MB), none in a file",
             proxy.pid, front.listen_address(settings), gunicorn.pid, settings.workers, sockets,
             settings.worker_connections, front.header_buffer_bytes(settings) // 2**20,
+            front.buffer_bytes(settings) // 2**20, front.connection_buffer_bytes() // 1024,
             settings.upload_memory_bytes // 2**20,
         )
         for placeholder in front.placeholder_proxies(settings):
