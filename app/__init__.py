@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import native_threads  # noqa: F401  (first: sets thread environment before numpy et al.)
 
+import io
 from typing import TYPE_CHECKING
 
 from .config import Settings
@@ -30,6 +31,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
 
     settings = Settings.from_env() if settings is None else settings
     app = Flask(__name__)
+    app.request_class = _in_memory_request()  # an upload's file parts never touch TMPDIR
     app.debug = False  # never debug mode, whatever FLASK_DEBUG says (tracebacks and the debugger stay off)
     app.config.update(
         PILOTLIGHT_SETTINGS=settings,
@@ -58,3 +60,20 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     # (app/warmup.py); the matte's warmup() runs the cut-out's whole matte at the other shapes
     service.warmup_sources.extend([idphoto.warmup_requests, background.warmup_requests, faces.warmup_requests])
     return app
+
+
+def _in_memory_request() -> type:
+    from flask import Request
+
+    class InMemoryUploads(Request):
+        """An upload's file parts in memory, never in a file under TMPDIR: Werkzeug spools every
+        part past 500 KiB to disk before any admission, outside nginx's TEMP_BUDGET_MB. nginx has
+        already cut the whole body to MAX_UPLOAD_MB, so a request holds at most that much here, and
+        the workers at most WORKERS x THREADS x MAX_UPLOAD_MB (`upload_memory_bytes`; the launcher
+        states it at start)."""
+
+        def _get_file_stream(self, total_content_length: int | None, content_type: str | None,
+                             filename: str | None = None, content_length: int | None = None) -> io.BytesIO:
+            return io.BytesIO()
+
+    return InMemoryUploads

@@ -96,6 +96,21 @@ class OnDeviceFile:
 def ondevice_files(model_home: Path) -> dict[str, OnDeviceFile] | None:
     """{"runtime", "wasm", "model"}: the on-device cut-out's files, or None when one is missing or
     has the wrong size (checked with a stat per page view, so files fetched later are picked up)."""
+    files = ondevice_places(model_home)
+    if files is None:
+        return None
+    for item in files.values():
+        try:
+            if item.path.stat().st_size != item.size:
+                return None
+        except OSError:
+            return None
+    return files
+
+
+def ondevice_places(model_home: Path) -> dict[str, OnDeviceFile] | None:
+    """The on-device cut-out's files where `python -m app.models fetch` puts them, installed or not
+    (None: the model has no pinned checksum, so the page never offers it)."""
     folder = model_home / WEB_RUNTIME.folder
     by_suffix = {
         Path(member).suffix: OnDeviceFile(folder / Path(member).name, checksum.sha256, checksum.size)
@@ -104,18 +119,11 @@ def ondevice_files(model_home: Path) -> dict[str, OnDeviceFile] | None:
     model = get_spec(ONDEVICE_MODEL)
     if model.pinned is None:  # the page checks the model's sha256: only a pinned one will do
         return None
-    files = {
+    return {
         "runtime": by_suffix[".mjs"],
         "wasm": by_suffix[".wasm"],
         "model": OnDeviceFile(model_home / model.filename, model.pinned.sha256, model.pinned.size),
     }
-    for item in files.values():
-        try:
-            if item.path.stat().st_size != item.size:
-                return None
-        except OSError:
-            return None
-    return files
 
 
 @dataclass(frozen=True)
@@ -132,8 +140,9 @@ class ServedFile:
 
 def served_files(model_home: Path) -> list[ServedFile]:
     """Every file of the page that is served from disk: the assets, and the on-device cut-out's files
-    where all of them are installed."""
+    whether installed yet or not (nginx serves one from the moment it appears: the fetch renames each
+    into place whole, and a file's URL names its checksum)."""
     files = [ServedFile(f"{STATIC_URL}/{name}", STATIC / name, kind, False) for name, kind in ASSETS.items()]
-    ondevice = ondevice_files(model_home) or {}
+    ondevice = ondevice_places(model_home) or {}
     files += [ServedFile(item.url, item.path, item.content_type, True) for item in ondevice.values()]
     return files

@@ -8,8 +8,9 @@ hex digits of their SHA-256 (`pilotlight_api_key_requests_total{key=...}`). /met
 too (it shows key labels and counts) unless METRICS_NEED_KEY=false.
 
 `POST /warmup` runs real inference, so it always needs a key: one of API_KEYS, or WARMUP_KEY (a key
-of its own, for a keep-alive job that needs no other). With neither set it answers only loopback
-clients (`403` from anywhere else; behind nginx the client is the one nginx names).
+of its own, for a keep-alive job that needs no other). With neither set it answers `403` to every
+client: no address stands in for a key (a sidecar's or a local proxy's connections come from
+loopback, and a trusted proxy names any address it likes).
 
 Probes stay open. CORS preflights (OPTIONS) are not checked: browsers send them without
 credentials. Warm-up requests (marked in the WSGI environ, unreachable over HTTP) pass.
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 
 from flask import Flask, Response, g, request
 
@@ -59,16 +59,6 @@ def bearer_token(header: str | None) -> str | None:
     return token.strip()
 
 
-def loopback(address: str | None) -> bool:
-    """True for a loopback client address (127.0.0.0/8, ::1, or IPv4 loopback mapped into IPv6)."""
-    try:
-        parsed = ipaddress.ip_address(address or "")
-    except ValueError:
-        return False
-    mapped = getattr(parsed, "ipv4_mapped", None)
-    return (mapped or parsed).is_loopback
-
-
 def init_app(app: Flask, settings: Settings, *, blueprints: tuple[str, ...] = ()) -> None:
     """`blueprints`: the names of blueprints guarded whatever their paths (the drop-in APIs)."""
     ring = KeyRing(settings.api_keys) if settings.api_keys else None
@@ -76,13 +66,13 @@ def init_app(app: Flask, settings: Settings, *, blueprints: tuple[str, ...] = ()
     warmup_ring = KeyRing(warmup_keys) if warmup_keys else None
 
     def ring_for() -> KeyRing | None:
-        """The keys this request needs (None: none), or 403 for /warmup from afar with no key set."""
+        """The keys this request needs (None: none), or 403 for /warmup with no key set."""
         if request.method == "OPTIONS" or observability.is_warmup():
             return None
         if request.path == "/warmup":
-            if warmup_ring is None and not loopback(request.remote_addr):
-                raise ApiError(403, "forbidden", "POST /warmup runs real inference: without API_KEYS or WARMUP_KEY "
-                               "set, it answers only clients on this machine (loopback).")
+            if warmup_ring is None:
+                raise ApiError(403, "forbidden", "POST /warmup runs real inference and needs a key: set WARMUP_KEY "
+                               "(or API_KEYS) and send it as Authorization: Bearer <key>.")
             return warmup_ring
         if request.path.startswith(API_PREFIX) or request.blueprint in blueprints:
             return ring

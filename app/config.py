@@ -91,6 +91,8 @@ def usable_cpus() -> int:
 class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
+    # the kubelet's probes and /metrics behind nginx, on a port the Service never routes users to (0: none)
+    management_port: int = 0
     workers: int = field(default_factory=available_cpus)
     threads: int | None = None  # default: queue_depth + 2 (one inferring, the queue, one spare)
     timeout: int = 120
@@ -134,6 +136,7 @@ class Settings:
     # the front (app/serving/front.py): nginx reads requests whole, buffers answers and limits clients
     front: str = "auto"  # auto: nginx when installed, else gunicorn alone on loopback | nginx: required | none
     worker_sockets: Path | None = None  # set by the launcher: each warm worker listens on its own unix socket here
+    worker_socket_group: str | None = None  # set by the launcher: nginx's workers' group, the sockets' only other reader
     header_timeout: float = 10.0  # seconds a client may take to send a request's head (nginx client_header_timeout)
     body_timeout: float = 10.0  # seconds between two reads of a request body (nginx client_body_timeout)
     send_timeout: float = 30.0  # seconds between two writes of an answer to a client (nginx send_timeout)
@@ -147,9 +150,11 @@ class Settings:
     get_rate_burst: int = 120  # of those, how many a client may send at once beyond the rate
     worker_connections: int = 16384  # connections nginx holds open at once, idle and kept-alive included
     trusted_proxies: tuple[str, ...] = ()  # addresses whose X-Forwarded-For names the client (nginx set_real_ip_from)
+    # behind a proxy by design (the ingress overlay): refuse to start until TRUSTED_PROXIES names it
+    require_trusted_proxies: bool = False
     max_matting_px: int | None = None  # unknown pixels alpha matting may solve for; None: what half of TIMEOUT allows
     api_keys: tuple[str, ...] = field(default=(), repr=False)  # empty: /api/v1 is open (app/auth.py)
-    # POST /warmup's own key (beside API_KEYS); with neither, /warmup answers loopback clients only
+    # POST /warmup's own key (beside API_KEYS); with neither, /warmup answers 403 to every client
     warmup_key: str | None = field(default=None, repr=False)
     # with API_KEYS: GET /metrics needs a key too (it shows key labels and counts); false opens it to a
     # scraper that cannot send one
@@ -183,6 +188,12 @@ class Settings:
     def request_disk_mb(self) -> float:
         """The most of nginx's temporary files one request holds: its body and its answer."""
         return self.max_upload_mb + self.max_answer_mb
+
+    @property
+    def upload_memory_bytes(self) -> int:
+        """The most the workers hold of uploads being parsed: each file part stays in memory
+        (app/__init__.py, InMemoryUploads), at most MAX_UPLOAD_MB a request, one request a thread."""
+        return self.workers * self.worker_threads * self.max_upload_bytes
 
     @property
     def max_posts_in_progress(self) -> int | None:
@@ -229,6 +240,7 @@ class Settings:
         settings = cls(
             host=reader.text("HOST", defaults.host),
             port=reader.integer("PORT", defaults.port, low=1, high=65535),
+            management_port=reader.integer("MANAGEMENT_PORT", defaults.management_port, low=0, high=65535),
             workers=reader.integer("WORKERS", defaults.workers, low=1, high=64),
             threads=reader.optional_integer("THREADS", low=2, high=256),
             timeout=reader.integer("TIMEOUT", defaults.timeout, low=5, high=3600),
@@ -267,6 +279,7 @@ class Settings:
             cors_origins=reader.origins("CORS_ORIGINS"),
             front=reader.choice("FRONT", defaults.front, FRONTS),
             worker_sockets=reader.optional_path("WORKER_SOCKETS"),
+            worker_socket_group=reader._raw("WORKER_SOCKET_GROUP"),
             header_timeout=reader.number("HEADER_TIMEOUT", defaults.header_timeout, low=1, high=3600),
             body_timeout=reader.number("BODY_TIMEOUT", defaults.body_timeout, low=1, high=3600),
             send_timeout=reader.number("SEND_TIMEOUT", defaults.send_timeout, low=1, high=3600),
@@ -278,6 +291,7 @@ class Settings:
             get_rate_burst=reader.integer("GET_RATE_BURST", defaults.get_rate_burst, low=0, high=100_000),
             worker_connections=reader.integer("WORKER_CONNECTIONS", defaults.worker_connections, low=64, high=1_000_000),
             trusted_proxies=reader.networks("TRUSTED_PROXIES"),
+            require_trusted_proxies=reader.boolean("REQUIRE_TRUSTED_PROXIES", defaults.require_trusted_proxies),
             max_matting_px=reader.optional_integer("MAX_MATTING_PIXELS", low=1000, high=100_000_000),
             api_keys=reader.api_keys("API_KEYS"),
             warmup_key=reader.secret_key("WARMUP_KEY"),
@@ -303,6 +317,8 @@ class Settings:
                 f"({self.request_disk_mb:g} MB) at once, fewer than the {admitted} the workers admit "
                 f"(WORKERS x (1 + QUEUE_DEPTH)); at least {admitted * self.request_disk_mb:g} (or 0: no cap)"
             )
+        if self.management_port == self.port:
+            raise ConfigError(f"MANAGEMENT_PORT={self.management_port} is PORT too: give the probes a port of their own (or 0: none)")
         if not is_host(self.host):
             raise ConfigError(f"HOST={self.host!r} is not an IP address or a host name (letters, digits, dots and hyphens)")
         segmentation = [name for name in self.models if name in MANIFEST and MANIFEST[name].role == Role.SEGMENTATION]

@@ -9,6 +9,7 @@ and any unexpected exception are turned into the same shape. Nothing leaks a sta
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
@@ -166,5 +167,9 @@ def init_app(app: Flask) -> None:
         anywhere a client chose otherwise. A relative Location is right behind any proxy."""
         location = response.headers.get("Location")
         if location and 300 <= response.status_code < 400:
-            response.headers["Location"] = relative_location(location)
+            relative = response.headers["Location"] = relative_location(location)
+            # Werkzeug's own body is HTML naming the absolute URL (the client's Host again): JSON instead
+            response.set_data(json.dumps({"redirect": {"location": relative,
+                                                       "message": f"This resource is at {relative}: send the request there."}}))
+            response.mimetype = "application/json"
         return response

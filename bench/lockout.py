@@ -19,7 +19,7 @@ import argparse
 import time
 
 from tests.support import kube
-from tests.support.harness import Server
+from tests.support.harness import Server, free_port
 from tests.support.hostile import big_photo
 from tests.support.lockout import Holders, address, served
 from tests.support.photos import portrait_photo
@@ -68,6 +68,7 @@ def main() -> None:
 
     base = {**kube.configmap_env(kube.base()), **SMALL}
     base.pop("FRONT_TEMP_DIR", None)  # the pod's volume; here the launcher's own folder
+    base["MANAGEMENT_PORT"] = str(free_port())  # the pod's 9000 may be taken on this machine
     photo = portrait_photo().jpeg
     out("| per-client POST cap | POST places (TEMP_BUDGET_MB) | each address holds | addresses that lock everyone else out | POSTs held then | the victim got |")
     out("|---|---|---|---|---|---|")

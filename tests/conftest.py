@@ -22,7 +22,10 @@ from app.service import Service
 from tests.support.harness import Server
 
 # What a server test starts unless it says otherwise: one worker, the small models, one warm-up pass.
-SMALL_SERVER = {"WORKERS": "1", "MODELS": "u2netp,centerface", "SEGMENTATION_MODEL": "u2netp", "WARMUP_REQUESTS": "1"}
+WARMUP_KEY = "test-warmup-key-0123456789"  # POST /warmup always needs a key (app/auth.py)
+WARM = {"Authorization": f"Bearer {WARMUP_KEY}"}
+SMALL_SERVER = {"WORKERS": "1", "MODELS": "u2netp,centerface", "SEGMENTATION_MODEL": "u2netp", "WARMUP_REQUESTS": "1",
+                "WARMUP_KEY": WARMUP_KEY}
 RunningServer = Callable[..., AbstractContextManager[Server]]
 
 
@@ -81,6 +84,7 @@ def small_settings(model_home: Path) -> Settings:
         max_image_pixels=4_000_000,
         working_max_side=1024,
         workers=1,
+        warmup_key=WARMUP_KEY,
     )
 
 

@@ -15,7 +15,7 @@ from app.config import Settings
 from app.models.registry import Registry
 from app.service import Service
 from app.serving.admission import InferenceGate
-from tests.conftest import jpeg_bytes
+from tests.conftest import WARM, jpeg_bytes
 
 
 def remove(client: FlaskClient, data: bytes, **fields: str) -> object:
@@ -25,7 +25,7 @@ def remove(client: FlaskClient, data: bytes, **fields: str) -> object:
 def test_readyz_is_503_until_warm_then_200(app: object, client: FlaskClient) -> None:
     first = client.get("/readyz")
     assert first.status_code == 503 and "warm-up" in first.get_json()["reason"]
-    warm = client.post("/warmup")
+    warm = client.post("/warmup", headers=WARM)
     assert warm.status_code == 200 and warm.get_json()["warmup_seconds"] > 0
     ready = client.get("/readyz")
     assert ready.status_code == 200 and ready.get_json()["worker"]["warm"] is True
@@ -165,6 +165,10 @@ def test_a_redirect_names_the_path_alone_whatever_the_host(client: FlaskClient, 
     environ = {"HTTP_HOST": ""} if host is None else {}
     answer = client.get("/api//v1/specs?x=1", headers=headers, environ_overrides=environ)
     assert answer.status_code == 308 and answer.headers["Location"] == "/api/v1/specs?x=1"
+    # issue 49: nor in its body (Werkzeug's HTML named the absolute URL), for a POST of the drop-in API too
+    moved = client.post("/api//remove", headers=headers, environ_overrides=environ)
+    assert moved.status_code == 308 and moved.headers["Location"] == "/api/remove", moved.headers
+    assert moved.get_json()["redirect"]["location"] == "/api/remove" and b"evil" not in moved.data and b"http" not in moved.data
 
 
 def test_relative_location_is_never_protocol_relative() -> None:

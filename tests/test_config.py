@@ -191,7 +191,8 @@ def test_the_keepalive_job_and_the_pods_share_the_warmup_key() -> None:
     [job] = kube.only(objects, "CronJob", "pilotlight-keepalive")["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
     [pod_key] = [e["valueFrom"]["secretKeyRef"] for e in container["env"] if e["name"] == "WARMUP_KEY"]
     [job_key] = [e["valueFrom"]["secretKeyRef"] for e in job["env"] if e["name"] == "KEEPALIVE_KEY"]
-    assert pod_key == job_key and pod_key["name"] == "pilotlight-keepalive"
+    assert (pod_key["name"], pod_key["key"]) == (job_key["name"], job_key["key"]) and pod_key["name"] == "pilotlight-keepalive"
+    assert not pod_key.get("optional"), "without its key the base must not start (issue 49)"
     assert "Bearer" in " ".join(job["command"])
 
 
@@ -209,3 +210,37 @@ def test_the_ingress_example_matches_the_front() -> None:
     conf = front.render(settings, run_dir=Path("/run/x"), sockets=Path("/run/x/w"), user=None, rlimit_nofile=4096)
     assert f"proxy_read_timeout {notes[prefix + 'proxy-read-timeout']}s;" in conf
     assert int(notes[prefix + "proxy-send-timeout"]) == settings.send_timeout
+    # issue 49: the controller's per-client limits are the pod's, and the overlay as shipped refuses to serve
+    assert int(notes[prefix + "limit-connections"]) == settings.max_connections_per_ip
+    rps, burst = int(notes[prefix + "limit-rps"]), int(notes[prefix + "limit-rps"]) * int(notes[prefix + "limit-burst-multiplier"])
+    assert rps * 60 == settings.rate_limit + settings.get_rate_limit and burst <= settings.rate_burst + settings.get_rate_burst
+    refusal = front.untrusted_proxies(settings)
+    assert refusal is not None and "TRUSTED_PROXIES holds 192.0.2.1/32" in refusal
+    assert front.untrusted_proxies(Settings.from_env({"REQUIRE_TRUSTED_PROXIES": "true"})) is not None
+    assert front.untrusted_proxies(Settings.from_env({"REQUIRE_TRUSTED_PROXIES": "true", "TRUSTED_PROXIES": "10.8.0.0/24"})) is None
+    assert front.untrusted_proxies(kube_base_settings()) is None  # the base alone only warns
+
+
+def kube_base_settings() -> Settings:
+    from tests.support import kube
+
+    return Settings.from_env(kube.configmap_env(kube.base()))
+
+
+def test_the_kubelet_probes_a_port_the_service_never_routes_users_to() -> None:
+    """Issue 49: the probes ask MANAGEMENT_PORT (the container port `management`); the Service (and
+    so the Ingress) sends users to `http` only, and the NetworkPolicy admits nobody to it."""
+    from tests.support import kube
+
+    objects = kube.base()
+    settings = Settings.from_env(kube.configmap_env(objects))
+    [container] = [c for c in kube.only(objects, "Deployment")["spec"]["template"]["spec"]["containers"] if c["name"] == "pilotlight"]
+    ports = {port["name"]: port["containerPort"] for port in container["ports"]}
+    assert settings.management_port and ports["management"] == settings.management_port != settings.port
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"]["port"] == "management", probe
+    assert [port["targetPort"] for port in kube.only(objects, "Service")["spec"]["ports"]] == ["http"]
+    [rule] = kube.only(objects, "NetworkPolicy")["spec"]["ingress"]
+    assert all(port["port"] != settings.management_port for port in rule["ports"])
+    with pytest.raises(ConfigError, match="MANAGEMENT_PORT"):
+        Settings.from_env({"PORT": "9000", "MANAGEMENT_PORT": "9000"})

@@ -10,17 +10,18 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import requests
 
 from app.assets import STATIC, asset_version
 from app.config import Settings
-from tests.conftest import RunningServer, reachable_folder
+from tests.conftest import WARM, RunningServer, reachable_folder
 from tests.support import kube
-from tests.support.harness import Server
+from tests.support.harness import Server, free_port
 from tests.support.hostile import big_photo, hostile_socket, spooled_bytes, temp_file_bytes
-from tests.support.lockout import VICTIM, Holders, address, served
+from tests.support.lockout import METHODS, PATHS, VICTIM, Holders, address, framed, served
 
 pytestmark = pytest.mark.server
 
@@ -29,13 +30,19 @@ SMALL = {"MODELS": "u2netp,centerface", "SEGMENTATION_MODEL": "u2netp", "PORTRAI
 
 @pytest.fixture(scope="module")
 def base_env() -> dict[str, str]:
-    return {**kube.configmap_env(kube.base()), **SMALL}
+    return {**kube.configmap_env(kube.base()), **SMALL, "MANAGEMENT_PORT": str(free_port())}  # the pod's 9000 may be taken here
 
 
 @pytest.fixture(scope="module")
-def pod(running_server: RunningServer, base_env: dict[str, str]) -> Iterator[Server]:
+def pod_and_temp(running_server: RunningServer, base_env: dict[str, str]) -> Iterator[tuple[Server, Path]]:
     with reachable_folder() as folder, running_server(**{**base_env, "FRONT_TEMP_DIR": str(folder)}) as server:
-        yield server
+        [temp_dir] = list(folder.glob("pilotlight-*"))
+        yield server, temp_dir
+
+
+@pytest.fixture(scope="module")
+def pod(pod_and_temp: tuple[Server, Path]) -> Server:
+    return pod_and_temp[0]
 
 
 def test_a_lockout_takes_as_many_addresses_as_the_share_says(pod: Server, base_env: dict[str, str],
@@ -73,6 +80,39 @@ def test_a_lockout_takes_as_many_addresses_as_the_share_says(pod: Server, base_e
         status = served(pod.port, astronaut_jpeg)[0]
         time.sleep(0.2 if status != 200 else 0)
     assert status == 200
+
+
+def test_no_method_path_or_framing_takes_more_than_one_share(pod_and_temp: tuple[Server, Path], base_env: dict[str, str],
+                                                               astronaut_jpeg: bytes) -> None:
+    """From one address, four slow bodies of each method x path x framing (METHODS x PATHS x
+    Content-Length or chunked: probes by any spelling, nginx's error pages, the cut-out): the
+    address keeps at most its MAX_POSTS_PER_CLIENT places, every other request is refused before its
+    body is read, nginx's temporary files stay within the address's share, and another client is
+    served. (Before issue 49 a POST to a probe path counted under no client and a body to
+    /.front-errors/ under nothing: this address alone held every place and the cut-out got 429.)"""
+    pod, temp_dir = pod_and_temp
+    settings = Settings.from_env(base_env)
+    share = settings.posts_per_client
+    assert share and settings.max_posts_in_progress and settings.max_posts_in_progress > 4 * share
+    requests = [framed(method, path, framing) for _ in range(4) for method in METHODS for path in PATHS
+                for framing in ("length", "chunked")]
+    holders, peak = Holders(pod.port), 0
+    try:
+        kept = holders.hold(address(60), requests, settle=1.5)
+        assert kept <= share, f"one address holds {kept} requests with a body; its share is {share}"
+        for _ in range(4):
+            peak = max(peak, temp_file_bytes(pod, temp_dir))
+            time.sleep(0.25)
+        assert peak <= share * settings.request_disk_mb * 2**20, peak
+        refusals = {answer.split(b"\r\n", 1)[0] for answer in holders.refused}
+        assert refusals <= {b"HTTP/1.1 404 Not Found", b"HTTP/1.1 405 Not Allowed", b"HTTP/1.1 413 Request Entity Too Large",
+                            b"HTTP/1.1 429 Too Many Requests"}, refusals
+        assert all(b"\r\nContent-Type: application/json\r\n" in answer for answer in holders.refused if answer)
+        assert served(pod.port, astronaut_jpeg)[0] == 200, "another client is served"
+        assert pod.get("/readyz", timeout=20).status_code == 200
+    finally:
+        holders.close()
+    print(f"one address, {len(requests)} slow bodies: {kept} kept, temporary files {peak / 2**20:.1f} MiB")  # noqa: T201
 
 
 def raw(port: int, request: bytes, *, source: str = VICTIM, read: bool = True, timeout: float = 20.0) -> tuple[socket.socket, bytes]:
@@ -166,16 +206,22 @@ def another_client() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def limited(running_server: RunningServer) -> Iterator[Server]:
+def management() -> int:
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def limited(running_server: RunningServer, management: int) -> Iterator[Server]:
     with running_server(WORKERS="1", GET_RATE_LIMIT="6", GET_RATE_BURST="3", MAX_CONNECTIONS_PER_IP="2",
-                        TRUSTED_PROXIES="127.0.0.1") as server:
+                        TRUSTED_PROXIES="127.0.0.1", MANAGEMENT_PORT=str(management)) as server:
         yield server
 
 
-def test_other_methods_have_a_rate_limit_of_their_own_and_probes_none(limited: Server, astronaut_jpeg: bytes) -> None:
+def test_other_methods_have_a_rate_limit_of_their_own_and_probes_none(limited: Server, management: int,
+                                                                     astronaut_jpeg: bytes) -> None:
     """GET_RATE_LIMIT=6 a minute, 3 more at once: a client's fifth quick GET is refused 429 with the
-    message of that limit; probes from the same client are never counted, and its POSTs are
-    counted apart."""
+    message of that limit, the public /healthz and /readyz included (MANAGEMENT_PORT is set); the
+    management port's probes are never counted, and the client's POSTs are counted apart."""
     client = {"X-Forwarded-For": "198.51.100.20"}
     answers = [limited.get("/api/v1/specs", headers=client, timeout=20) for _ in range(6)]
     statuses = [answer.status_code for answer in answers]
@@ -183,12 +229,34 @@ def test_other_methods_have_a_rate_limit_of_their_own_and_probes_none(limited: S
     refused = next(answer for answer in answers if answer.status_code == 429)
     assert refused.json()["error"]["code"] == "rate_limited" and "GET, HEAD and OPTIONS" in refused.json()["error"]["message"]
     assert refused.headers["Retry-After"] == "10"
+    assert limited.get("/healthz", headers=client, timeout=20).status_code == 429  # public: a GET as any other
     for _ in range(30):
-        assert limited.get("/readyz", headers=client, timeout=20).status_code == 200
-        assert limited.get("/healthz", headers=client, timeout=20).status_code == 200
+        for path in ("/readyz", "/healthz", "/metrics"):
+            assert requests.get(f"http://127.0.0.1:{management}{path}", headers=client, timeout=20).status_code == 200, path
     post = limited.post("/api/v1/remove-background", files={"image": ("a.jpg", astronaut_jpeg, "image/jpeg")},
                         headers=client, timeout=60)
     assert post.status_code == 200
+
+
+def test_a_probe_flood_from_one_address_leaves_the_management_port_answering(limited: Server, management: int) -> None:
+    """500 connections from one address at the public /healthz, each a whole request, kept open: the
+    address gets its 2 places and 429s; the kubelet's probes on the management port still answer,
+    and the management port answers nothing but its three paths."""
+    flood = []
+    try:
+        for _ in range(500):
+            sock = hostile_socket(limited.port, source=address(80), timeout=20)
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            flood.append(sock)
+        for path in ("/readyz", "/healthz"):
+            answer = requests.get(f"http://127.0.0.1:{management}{path}", timeout=5)
+            assert answer.status_code == 200 and answer.json(), path
+        for method, path in (("GET", "/api/v1/specs"), ("GET", "/"), ("POST", "/readyz"), ("GET", "/.front-errors/404")):
+            answer = requests.request(method, f"http://127.0.0.1:{management}{path}", timeout=20)
+            assert answer.status_code in (404, 405) and answer.json()["error"]["code"], (method, path)
+    finally:
+        for sock in flood:
+            sock.close()
 
 
 def test_only_four_methods_and_no_body_but_a_posts(limited: Server) -> None:
@@ -218,12 +286,13 @@ def test_the_pages_files_come_from_disk_with_the_pages_headers(limited: Server) 
         assert again.status_code == 304
 
 
-def test_warmup_from_afar_needs_a_key(limited: Server) -> None:
-    """No API_KEYS, no WARMUP_KEY: /warmup answers a loopback client only; a client nginx names from
-    afar (X-Forwarded-For from the trusted proxy) gets 403."""
-    afar = limited.post("/warmup", headers={"X-Forwarded-For": "198.51.100.30"}, timeout=120)
-    assert afar.status_code == 403 and afar.json()["error"]["code"] == "forbidden"
-    assert limited.post("/warmup", timeout=120).status_code == 200
+def test_warmup_needs_its_key_from_any_address(limited: Server) -> None:
+    """No address stands in for WARMUP_KEY: loopback and a client nginx names from afar alike get 401
+    without it, and 200 with it."""
+    for headers in ({"X-Forwarded-For": "198.51.100.30"}, {"X-Forwarded-For": "127.0.0.1"}, {}):
+        refused = limited.post("/warmup", headers=headers, timeout=120)
+        assert refused.status_code == 401 and refused.json()["error"]["code"] == "unauthorized", headers
+    assert limited.post("/warmup", headers={"X-Forwarded-For": "198.51.100.30", **WARM}, timeout=120).status_code == 200
 
 
 def test_a_redirect_keeps_its_location_through_the_front(limited: Server) -> None:

@@ -54,6 +54,15 @@ def test_settings_map_onto_nginx_directives() -> None:
     assert "pid /run/x/nginx.pid;" in conf and "user " not in conf
 
 
+def test_every_buffer_of_a_connection_is_counted() -> None:
+    """Issue 49: the bound per connection names the head's, the body's and the answer's buffers."""
+    assert front.connection_buffer_bytes() == (33 + 256 + 16 + 32 * 64) * 1024
+    conf = rendered(WORKER_CONNECTIONS="1000")
+    assert "client_body_buffer_size 256k;" in conf and "proxy_buffer_size 16k;" in conf and "proxy_buffers 32 64k;" in conf
+    assert "holds at most 2353 KiB of buffers" in conf and "WORKER_CONNECTIONS of them at most 2298 MiB" in conf
+    assert front.buffer_bytes(Settings.from_env({"WORKER_CONNECTIONS": "1000"})) == 1000 * 2353 * 1024
+
+
 def test_workers_are_chosen_idle_first_keepers_first_then_least_queued() -> None:
     upstreams = front.inference_upstreams(Path("/w"), workers=3, keepers=1)
     idle, queued = upstreams[:3], upstreams[3:]
@@ -124,10 +133,11 @@ def test_the_rate_limit_and_its_settings() -> None:
     assert "limit_req zone=per_client_rate burst=5 nodelay;" in conf
     assert "limit_req_zone $other_client zone=per_client_other_rate:10m rate=90r/m;" in conf
     assert "limit_req zone=per_client_other_rate burst=7 nodelay;" in conf
-    # POSTs and the other methods count apart; probes under no key at all
+    # POSTs and the other methods count apart; probes (a GET or HEAD) under no key at all
     assert 'map $request_method $post_client { POST $counted_client; default ""; }' in conf
     assert 'map $request_method $other_client { POST ""; default $counted_client; }' in conf
-    assert re.search(r"map \$uri \$probe \{\s+/healthz 1;\s+/readyz 1;\s+default 0;", conf)
+    assert re.search(r'map "\$request_method \$uri" \$probe \{\s+"~\^\(GET\|HEAD\) /healthz\$" 1;\s+'
+                     r'"~\^\(GET\|HEAD\) /readyz\$" 1;\s+default 0;', conf)
     errors = {error.status: error for error in front.front_errors(Settings.from_env({"RATE_LIMIT": "30"}))}
     limited = errors[front.RATE_LIMITED]
     assert (limited.answer, limited.code, dict(limited.headers)["Retry-After"]) == (429, "rate_limited", "$rate_retry_after")
@@ -177,6 +187,11 @@ def test_each_client_holds_a_fair_share_of_the_posts() -> None:
 
 def test_only_four_methods_and_a_body_on_post_only() -> None:
     conf = rendered()
+    # a probe is a GET or HEAD: any other method to its path counts as any request (issue 49)
+    assert '"~^(GET|HEAD) /healthz$" 1;' in conf and 'map "$request_method $uri" $probe {' in conf
+    # nginx's error pages: internal redirects only; a client's own request there is a 404 (JSON)
+    assert "location ^~ /.front-errors/ {\n            internal;\n        }" in conf
+    assert "error_page 404 = /.front-errors/404;" in conf
     assert '"~^(GET|HEAD|OPTIONS) 00 " "";' in conf and '"~^POST " post;' in conf
     assert "if ($gate = method) {\n            return 405;" in conf
     assert f"if ($gate = body) {{" in conf and f"return {front.BODY_NOT_ALLOWED};" in conf
@@ -530,3 +545,39 @@ def test_the_rate_limit_counts_posts_per_client_and_an_ipv6_client_per_64(runnin
         assert from_client("198.51.100.7")[0] == 415
         for _ in range(5):
             assert server.get("/healthz", headers={"X-Forwarded-For": "2001:db8:7:1::a"}).status_code == 200
+
+
+def test_the_ondevice_files_are_nginxs_whenever_they_appear(tmp_path: Path) -> None:
+    """Issue 49: nginx serves each on-device file from where the fetch will put it, installed or not
+    (a worker's thread never sends the 14 MB wasm), and any other path under /ui/ondevice/ is its
+    404; the app keeps an upload's file parts in memory, within a bound the launcher states."""
+    from app.assets import ondevice_files, ondevice_places, served_files
+
+    assert ondevice_files(tmp_path) is None  # nothing installed: the page offers nothing
+    places = ondevice_places(tmp_path)
+    assert places is not None
+    urls = {item.url for item in served_files(tmp_path)}
+    assert {item.url for item in places.values()} <= urls
+    conf = front.render(Settings.from_env({"WORKERS": "2"}), run_dir=Path("/run/x"), sockets=Path("/run/x/w"), user=None,
+                        rlimit_nofile=4096, served=served_files(tmp_path))
+    assert f"location = {places['wasm'].url} {{\n            alias {places['wasm'].path};" in conf
+    assert "location ^~ /ui/ondevice/ {\n            return 404;" in conf
+    base = Settings.from_env({"WORKERS": "2", "QUEUE_DEPTH": "4", "MAX_UPLOAD_MB": "20"})
+    assert base.upload_memory_bytes == 2 * 6 * 20 * 2**20
+
+
+def test_an_uploads_file_parts_never_go_to_a_file(app: object) -> None:
+    import io
+
+    from flask import Flask, request
+    from werkzeug.test import EnvironBuilder
+
+    from tests.support.harness import multipart
+
+    assert isinstance(app, Flask)
+    body, content_type = multipart({"image": ("a.jpg", b"a" * 1_500_000, "image/jpeg")}, {})  # past Werkzeug's 500 KiB
+    environ = EnvironBuilder(path="/x", method="POST", input_stream=io.BytesIO(body), content_type=content_type,
+                             content_length=len(body)).get_environ()
+    with app.request_context(environ):
+        part = request.files["image"]
+        assert isinstance(part.stream, io.BytesIO) and len(part.read()) == 1_500_000

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.conftest import RunningServer, png_bytes
+from tests.conftest import WARM, RunningServer, png_bytes
 from tests.support.harness import Server, alive
 
 pytestmark = pytest.mark.server
@@ -208,7 +208,7 @@ def test_lazy_mode_is_unready_until_loaded(running_server: RunningServer) -> Non
         assert first.status_code == 503
         assert first.json()["status"] == "not_ready" and first.json()["mode"] == "lazy"
         srv.wait_ready(timeout=120)  # the 503 started the load in the background
-        warm = srv.post("/warmup").json()
+        warm = srv.post("/warmup", headers=WARM).json()
         assert warm["passes"] >= 1 and warm["warmup_seconds"] > 0 and "u2netp" in warm["models"]
         assert "load u2netp" in srv.log_text()
 

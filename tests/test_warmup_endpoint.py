@@ -1,5 +1,5 @@
 """POST /warmup through the Flask app on the small real registry: it always needs a key (API_KEYS or
-WARMUP_KEY), or comes from loopback; one runs at a time per worker; every step of it holds the
+WARMUP_KEY), from loopback too; one runs at a time per worker; every step of it holds the
 inference slot; a full queue answers 503 busy, never 500."""
 
 from __future__ import annotations
@@ -52,20 +52,23 @@ class RecordingSlot:
         pass
 
 
+WARM = {"Authorization": f"Bearer {KEY}"}
+
+
 def make(small_settings: Settings, small_registry: Registry, admission: RecordingSlot | None = None, **changes: object) -> Flask:
-    app = create_app(dataclasses.replace(small_settings, **changes), small_registry)
+    app = create_app(dataclasses.replace(small_settings, **{"warmup_key": KEY, **changes}), small_registry)
     if admission is not None:
         Service.of(app).admission = admission
     return app
 
 
-def test_without_any_key_only_loopback_may_warm(small_settings: Settings, small_registry: Registry) -> None:
-    client = make(small_settings, small_registry).test_client()
-    refused = client.post("/warmup", environ_base=AFAR)
-    assert refused.status_code == 403 and refused.get_json()["error"]["code"] == "forbidden"
-    assert "loopback" in refused.get_json()["error"]["message"]
-    assert client.post("/warmup", environ_base={"REMOTE_ADDR": "::1"}).status_code == 200
-    assert client.post("/warmup", environ_base={"REMOTE_ADDR": "127.0.0.9"}).status_code == 200
+def test_without_any_key_no_address_may_warm(small_settings: Settings, small_registry: Registry) -> None:
+    """Issue 49: no address stands in for a key, loopback (a sidecar's 127.0.0.6) included."""
+    client = make(small_settings, small_registry, warmup_key=None).test_client()
+    for environ in (AFAR, {"REMOTE_ADDR": "::1"}, {"REMOTE_ADDR": "127.0.0.6"}, {"REMOTE_ADDR": "127.0.0.1"}):
+        refused = client.post("/warmup", environ_base=environ)
+        assert refused.status_code == 403 and refused.get_json()["error"]["code"] == "forbidden", environ
+        assert "WARMUP_KEY" in refused.get_json()["error"]["message"]
 
 
 def test_a_warmup_key_or_an_api_key_is_needed_from_anywhere(small_settings: Settings, small_registry: Registry) -> None:
@@ -87,7 +90,7 @@ def test_every_warmup_step_holds_the_inference_slot(small_settings: Settings, sm
     when the requests are left out) takes it as model work."""
     admission = RecordingSlot()
     app = make(small_settings, small_registry, admission, warmup_skip=skip)
-    assert app.test_client().post("/warmup").status_code == 200
+    assert app.test_client().post("/warmup", headers=WARM).status_code == 200
     steps = [step["step"] for step in Service.of(app).warmup_steps]
     requests = [step for step in steps if step.startswith("POST ")]
     models = [step for step in steps if step.endswith(".warmup()")]
@@ -100,33 +103,25 @@ def test_one_warmup_at_a_time_per_worker(small_settings: Settings, small_registr
     app = make(small_settings, small_registry, admission)
     admission.hold.set()
     answers: list[int] = []
-    first = threading.Thread(target=lambda: answers.append(app.test_client().post("/warmup").status_code))
+    first = threading.Thread(target=lambda: answers.append(app.test_client().post("/warmup", headers=WARM).status_code))
     first.start()
     try:
         assert admission.entered.wait(60), "the first warm-up never reached its slot"
-        second = app.test_client().post("/warmup")
+        second = app.test_client().post("/warmup", headers=WARM)
         assert second.status_code == 503 and second.get_json()["error"]["code"] == "busy"
         assert "already running" in second.get_json()["error"]["message"] and second.headers["Retry-After"]
     finally:
         admission.release.set()
         first.join(120)
     assert answers == [200]
-    assert app.test_client().post("/warmup").status_code == 200  # and again once the first is done
+    assert app.test_client().post("/warmup", headers=WARM).status_code == 200  # and again once the first is done
 
 
 def test_a_full_queue_answers_503_busy_not_500(small_settings: Settings, small_registry: Registry) -> None:
     app = make(small_settings, small_registry, RecordingSlot(full=True))
-    answer = app.test_client().post("/warmup")
+    answer = app.test_client().post("/warmup", headers=WARM)
     assert answer.status_code == 503 and answer.get_json()["error"]["code"] == "busy", answer.get_json()
     assert answer.headers["Retry-After"]
-
-
-@pytest.mark.parametrize("address", ["127.0.0.1", "::1", "::ffff:127.0.0.1"])
-def test_loopback_addresses(address: str) -> None:
-    from app.auth import loopback
-
-    assert loopback(address)
-    assert not loopback("10.0.0.1") and not loopback("::ffff:10.0.0.1") and not loopback(None) and not loopback("junk")
 
 
 def test_the_pass_warms_face_analysis_wherever_a_detector_is_loaded(small_settings: Settings, small_registry: Registry) -> None:
@@ -139,5 +134,5 @@ def test_the_pass_warms_face_analysis_wherever_a_detector_is_loaded(small_settin
     service = Service.of(app)
     paths = [request.path for request in warmup.requests_for(service, service.warmup_sources)]
     assert "/api/v1/faces" in paths, paths
-    assert app.test_client().post("/warmup").status_code == 200
+    assert app.test_client().post("/warmup", headers=WARM).status_code == 200
     assert any(step["step"].startswith("POST /api/v1/faces crops=true") for step in service.warmup_steps), service.warmup_steps

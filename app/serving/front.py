@@ -30,8 +30,9 @@ from pathlib import Path
 
 import jinja2
 
-from ..assets import SECURITY_HEADERS, ServedFile, asset_version
+from ..assets import SECURITY_HEADERS, STATIC_URL, ServedFile, asset_version
 from ..config import ConfigError, ReleaseMemory, Settings
+from .probes import probe_socket
 
 TEMPLATES = Path(__file__).with_name("templates")
 KEEPER_WEIGHT = 1_000_000  # smooth weighted round-robin: a non-keeper wins one tie in a million
@@ -78,6 +79,7 @@ def front_errors(settings: Settings) -> tuple[FrontError, ...]:
                    (("Allow", ", ".join(ALLOWED_METHODS)),)),
         FrontError(BODY_NOT_ALLOWED, 413, "body_not_allowed",
                    "Only a POST may carry a body here: send GET, HEAD and OPTIONS without one."),
+        FrontError(404, 404, "not_found", "Nothing is served at this path."),
         FrontError(408, 408, "request_timeout", "The request did not arrive in time."),
         FrontError(413, 413, "payload_too_large", f"The upload is larger than the {settings.max_upload_mb:g} MB limit."),
         FrontError(414, 414, "uri_too_long", "The request line is too long."),
@@ -123,7 +125,8 @@ def limit_messages(settings: Settings) -> LimitMessages:
         rate_post=f"Too many POSTs from this address: the limit is {settings.rate_limit} a minute, "
                   f"{settings.rate_burst} more at once.",
         rate_other=f"Too many requests from this address: the limit is {settings.get_rate_limit} GET, HEAD and "
-                   f"OPTIONS requests a minute, {settings.get_rate_burst} more at once (probes are never counted).",
+                   f"OPTIONS requests a minute, {settings.get_rate_burst} more at once"
+                   + ("." if settings.management_port else " (probes are never counted)."),
         retry_post=retry_after(settings.rate_limit),
         retry_other=retry_after(settings.get_rate_limit),
     )
@@ -141,9 +144,28 @@ def header_buffer_bytes(settings: Settings) -> int:
     return settings.worker_connections * (HEADER_BUFFER_KIB + count * kib) * 1024
 
 
+BODY_BUFFER_KIB = 256  # client_body_buffer_size: a body past it waits in a temporary file
+ANSWER_BUFFERS = (16, 32, 64)  # proxy_buffer_size 16k, proxy_buffers 32 64k: an answer's first 2 MiB in memory
+
+
+def connection_buffer_bytes() -> int:
+    """The most memory of nginx's buffers one connection holds while its request is in progress: the
+    head's buffers, the body buffer (a POST) and the answer's buffers (a proxied request), each the
+    size nginx allocates at most."""
+    count, kib = LARGE_HEADER_BUFFERS
+    first, answers, each = ANSWER_BUFFERS
+    return (HEADER_BUFFER_KIB + count * kib + BODY_BUFFER_KIB + first + answers * each) * 1024
+
+
+def buffer_bytes(settings: Settings) -> int:
+    """nginx's buffers at worst: every one of WORKER_CONNECTIONS holding `connection_buffer_bytes`
+    (size WORKER_CONNECTIONS by it: the launcher logs it at start)."""
+    return settings.worker_connections * connection_buffer_bytes()
+
+
 RATE_LIMITED = 430  # limit_req's own status inside nginx, told from limit_conn's 429; clients get 429
 BODY_NOT_ALLOWED = 433  # a body on a request other than POST, refused before it is read; clients get 413
-PROBES = ("/healthz", "/readyz")  # never limited: they count under no client
+PROBES = ("/healthz", "/readyz")  # a GET or HEAD of one is never limited: it counts under no client
 
 
 def retry_after(per_minute: int) -> int:
@@ -200,6 +222,20 @@ def placeholder_proxies(settings: Settings) -> list[str]:
     return found
 
 
+def untrusted_proxies(settings: Settings) -> str | None:
+    """Why the server must not start (REQUIRE_TRUSTED_PROXIES with TRUSTED_PROXIES empty or a
+    placeholder: every client behind the proxy would be one), or None."""
+    if not settings.require_trusted_proxies:
+        return None
+    placeholders = placeholder_proxies(settings)
+    if settings.trusted_proxies and not placeholders:
+        return None
+    held = f"holds {', '.join(placeholders)}, a documentation placeholder" if placeholders else "is empty"
+    return (f"TRUSTED_PROXIES {held}, and REQUIRE_TRUSTED_PROXIES=true (this server runs behind a proxy): set "
+            "TRUSTED_PROXIES to the proxy's addresses (the ingress controller's pod range), or every client behind "
+            "it counts as one (docs/deploy.md, behind an ingress)")
+
+
 def nginx_token(value: object) -> str:
     """`value` as one unquoted nginx token, or ConfigError: a space, `;`, a brace, a quote, `$`, `#`
     or a newline in a pasted value would end the directive or add one."""
@@ -239,9 +275,9 @@ def inference_upstreams(folder: Path, *, workers: int, keepers: int) -> list[Ups
     return idle + [Upstream(path, backup=True) for path in sockets]
 
 
-def listen_address(settings: Settings) -> str:
+def listen_address(settings: Settings, *, port: int | None = None) -> str:
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    return f"{host}:{settings.port}"
+    return f"{host}:{settings.port if port is None else port}"
 
 
 def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None, rlimit_nofile: int,
@@ -274,6 +310,10 @@ def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None
         large_header_kib=LARGE_HEADER_BUFFERS[1],
         header_kib=HEADER_BUFFER_KIB + LARGE_HEADER_BUFFERS[0] * LARGE_HEADER_BUFFERS[1],
         header_mib=round(header_buffer_bytes(settings) / 2**20),
+        body_buffer_kib=BODY_BUFFER_KIB,
+        answer_buffers=ANSWER_BUFFERS,
+        connection_kib=connection_buffer_bytes() // 1024,
+        buffer_mib=round(buffer_bytes(settings) / 2**20),
         header_timeout=_seconds(settings.header_timeout),
         body_timeout=_seconds(settings.body_timeout),
         send_timeout=_seconds(settings.send_timeout),
@@ -285,9 +325,12 @@ def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None
         inference=inference_upstreams(sockets, workers=workers, keepers=keepers),
         light=[Upstream(worker_socket(sockets, slot)) for slot in range(workers)],
         listen=listen_address(settings),
+        management_port=settings.management_port,
+        management_listen=listen_address(settings, port=settings.management_port),
+        probe_sockets=[probe_socket(sockets, slot) for slot in range(workers)],
         max_connections_per_ip=settings.max_connections_per_ip or 65535,  # 0: no limit (the zone still counts)
         client_buckets=client_buckets(),
-        probes=PROBES,
+        probes=() if settings.management_port else PROBES,  # with a management port, none here
         allowed_methods=ALLOWED_METHODS,
         body_not_allowed=BODY_NOT_ALLOWED,
         max_posts=settings.max_posts_in_progress,
@@ -296,6 +339,7 @@ def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None
         get_rate_limit=settings.get_rate_limit,
         get_rate_burst=settings.get_rate_burst,
         served=served or [],
+        ondevice_prefix=f"{STATIC_URL}/ondevice/",
         asset_version=asset_version(),
         security_headers=SECURITY_HEADERS,
         max_answer_bytes=settings.max_answer_bytes,

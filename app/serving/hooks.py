@@ -13,6 +13,7 @@ Everything here talks to the app through `Service` only.
 from __future__ import annotations
 
 import gc
+import grp
 import logging
 import os
 import random
@@ -27,7 +28,7 @@ from ..config import ReleaseMemory
 from ..models.registry import ModelFileError
 from ..models.sessions import ProviderError
 from ..service import Service
-from . import watchdog
+from . import probes, watchdog
 from .admission import InferenceGate, InferringWorkers, WarmWorkers
 from .front import worker_socket
 from .worker import RecyclingTurn
@@ -166,7 +167,10 @@ def post_worker_init(worker: Worker) -> None:
         release_idle_after=settings.release_memory_idle_s if settings.release_memory is ReleaseMemory.IDLE else None,
     )
     if settings.worker_sockets is not None:
-        worker.sockets = [listen_unix(worker_socket(settings.worker_sockets, slot_of(worker)))]
+        if settings.management_port:  # MANAGEMENT_PORT's answers: a thread of their own, never the pool's
+            probes.start(worker.wsgi, listen_unix(probes.probe_socket(settings.worker_sockets, slot_of(worker)),
+                                                   settings.worker_socket_group))
+        worker.sockets = [listen_unix(worker_socket(settings.worker_sockets, slot_of(worker)), settings.worker_socket_group)]
         worker.sockets_dir = settings.worker_sockets  # type: ignore[attr-defined]
     if _recycling is not None:
         _recycling.done(slot_of(worker))  # a recycled worker's replacement is warm: the next may go
@@ -177,13 +181,17 @@ def slot_of(worker: Worker) -> int:
     return int(getattr(worker, "slot", 0))
 
 
-def listen_unix(path: Path) -> socket.socket:
-    """A listening unix socket at `path` (a stale one from a killed worker is replaced), reachable by
-    nginx's workers whatever user they run as."""
+def listen_unix(path: Path, group: str | None = None) -> socket.socket:
+    """A listening unix socket at `path` (a stale one from a killed worker is replaced) that only its
+    owner and `group` (nginx's workers' group, when nginx starts as root and runs them as another
+    user) may connect to: the workers believe X-Forwarded-For, so no other local user may reach them
+    past nginx. Nobody can connect before `listen`, so the mode is set in time."""
     path.unlink(missing_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
-    path.chmod(0o666)
+    if group is not None:
+        os.chown(path, -1, grp.getgrnam(group).gr_gid)
+    path.chmod(0o660)
     listener.listen(LISTEN_BACKLOG)
     listener.setblocking(False)
     return listener
@@ -211,6 +219,7 @@ def worker_exit(server: Arbiter, worker: Worker) -> None:
     settings = Service.of(worker.wsgi).settings
     if settings.worker_sockets is not None:  # nginx moves on to the other workers at once
         worker_socket(settings.worker_sockets, slot_of(worker)).unlink(missing_ok=True)
+        probes.probe_socket(settings.worker_sockets, slot_of(worker)).unlink(missing_ok=True)
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()

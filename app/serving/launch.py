@@ -55,6 +55,10 @@ def main() -> int:
     except ConfigError as exc:
         log.error("cannot start: %s", exc)
         return 2
+    refusal = front.untrusted_proxies(settings)
+    if refusal is not None:
+        log.error("cannot start: %s", refusal)
+        return 2
     for name, replacement in Settings.retired().items():
         log.warning("%s is no longer read: nginx now enforces the client limits (see %s in README.md)", name, replacement)
     nginx = shutil.which("nginx") if settings.front != "none" else None
@@ -114,7 +118,10 @@ def _pair(settings: Settings, nginx: str) -> int:
 
     signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
     try:
-        gunicorn = _spawn(list(GUNICORN), env={**os.environ, "WORKER_SOCKETS": str(sockets)}, parent_gone=signal.SIGTERM)
+        env = {**os.environ, "WORKER_SOCKETS": str(sockets)}
+        if user is not None:  # nginx's workers run as this group's user: the sockets' only reader beside their owner
+            env["WORKER_SOCKET_GROUP"] = user.split()[1]
+        gunicorn = _spawn(list(GUNICORN), env=env, parent_gone=signal.SIGTERM)
         # nginx opens the port once a worker is warm: until then the port refuses connections, as
         # gunicorn's own did while the models loaded (a startupProbe waits), and nginx's log stays quiet
         stopped = _wait_first_worker(gunicorn, sockets)
@@ -124,9 +131,13 @@ def _pair(settings: Settings, nginx: str) -> int:
                        parent_gone=signal.SIGQUIT)
         log.info(
             "nginx (pid %d) on http://%s in front of gunicorn (pid %d), %d worker socket(s) in %s; "
-            "%d connections, their request heads at most %d MiB",
+            "%d connections, their request heads at most %d MiB, all their buffers at most %d MiB (%d KiB a "
+            "connection with a request in progress: size WORKER_CONNECTIONS by it); uploads being parsed by the workers at most %d MiB "
+            "in memory (WORKERS x THREADS x MAX_UPLOAD_MB), none in a file",
             proxy.pid, front.listen_address(settings), gunicorn.pid, settings.workers, sockets,
             settings.worker_connections, front.header_buffer_bytes(settings) // 2**20,
+            front.buffer_bytes(settings) // 2**20, front.connection_buffer_bytes() // 1024,
+            settings.upload_memory_bytes // 2**20,
         )
         for placeholder in front.placeholder_proxies(settings):
             log.warning("TRUSTED_PROXIES holds %s, a documentation range: put the ingress controller's pod range "
@@ -139,10 +150,15 @@ def _pair(settings: Settings, nginx: str) -> int:
 
 def _stage(files: list[ServedFile], folder: Path) -> list[ServedFile]:
     """The page's files where nginx's unprivileged workers can read them: hard links in `folder` (a
-    copy where a link cannot be made, or the file is not readable by all)."""
+    copy where a link cannot be made, or the file is not readable by all). A file not there yet (an
+    on-device file fetched later) keeps its own path: nginx serves it once it appears, where its
+    workers may read it."""
     folder.mkdir(mode=0o711)
     staged = []
     for index, item in enumerate(files):
+        if not item.path.exists():
+            staged.append(item)
+            continue
         target = folder / f"{index}-{item.path.name}"
         try:
             if not item.path.stat().st_mode & 0o004:
@@ -158,7 +174,7 @@ def _stage(files: list[ServedFile], folder: Path) -> list[ServedFile]:
 def _wait_first_worker(gunicorn: subprocess.Popen[bytes], sockets: Path) -> int | None:
     """Until a worker's socket appears: None then; an exit code when gunicorn exited or a signal
     came first (gunicorn is stopped)."""
-    while not any(sockets.glob("*.sock")):
+    while not any(sockets.glob("worker-*.sock")):
         code = gunicorn.poll()
         if code is not None:
             log.error("gunicorn exited with %s before a worker was warm", code)

@@ -26,6 +26,24 @@ def address(index: int) -> str:
 VICTIM = "127.0.3.200"
 
 
+METHODS = ("GET", "HEAD", "POST", "PUT", "OPTIONS", "PROPFIND")
+PATHS = ("/healthz", "//healthz", "/x/../readyz", "/readyz", "/.front-errors/x", "/.front-errors/405",
+         "/%2Efront-errors/429", CUTOUT)
+"""Every method and path a slow body was once sent through outside the accounting (issue 49): the
+probes by any spelling, nginx's error pages, and the cut-out for comparison."""
+
+
+def framed(method: str, path: str, framing: str, *, first: int = 300_000) -> bytes:
+    """A request head and the first `first` bytes of a body declared at DECLARED, framed by a
+    Content-Length (`framing` "length") or as one chunk of that size ("chunked"): past nginx's
+    256 KiB body buffer, so a body nginx read would wait in a temporary file."""
+    if framing == "length":
+        head = f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {DECLARED}\r\n\r\n"
+    else:
+        head = f"{method} {path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n{DECLARED:x}\r\n"
+    return head.encode() + b"a" * first
+
+
 def slow_upload_head(*, declared: int = DECLARED) -> bytes:
     return (f"POST {CUTOUT} HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
             f"Content-Length: {declared}\r\n\r\n").encode() + b"--b\r\n"
@@ -46,10 +64,19 @@ class Holders:
     def upload(self, source: str, count: int, *, settle: float = 0.5) -> int:
         """Start `count` slow uploads from `source`; returns how many the server kept (the others
         were answered at once: their answers go to `refused`)."""
+        return self.hold(source, [slow_upload_head() + b"a" * PIECE] * count, settle=settle)
+
+    def hold(self, source: str, requests: list[bytes], *, settle: float = 0.5) -> int:
+        """Send each of `requests` (a head and the start of a body declared larger) on a connection
+        of its own from `source`, then trickle more body on each the server keeps; returns how many
+        it kept (what it answered the others goes to `refused`)."""
         opened = []
-        for _ in range(count):
+        for request in requests:
             sock = hostile_socket(self.port, source=source)
-            sock.sendall(slow_upload_head() + b"a" * PIECE)
+            try:
+                sock.sendall(request)
+            except OSError:  # answered and closed before all of it was sent
+                pass
             opened.append(sock)
         time.sleep(settle)
         kept = 0
