@@ -101,14 +101,46 @@ def test_rembg_bgc_lays_the_cut_out_over_the_colour(client: FlaskClient, astrona
     assert (pixels[kept][:, :3] == cut[kept][:, :3]).all()
 
 
+def test_rembg_models_we_do_not_ship_run_the_nearest_and_say_so(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    """s_command.py accepts every name in rembg's sessions_names: here each runs, the model that
+    ran in X-Model, the substitution in X-Pilotlight-Not-Applied; a model we load says nothing."""
+    own = client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2netp"))
+    assert own.headers["X-Model"] == "u2netp" and "X-Pilotlight-Not-Applied" not in own.headers
+    for name in ("isnet-general-use", "silueta", "birefnet-portrait", "bria-rmbg", "u2net"):
+        response = client.post("/api/remove", data=upload(astronaut_jpeg, "file", model=name))
+        assert response.status_code == 200, (name, response.get_data(as_text=True)[:200])
+        assert image_of(response.data).mode == "RGBA" and response.headers["X-Model"] == "u2netp"
+        assert f"model={name} is not shipped here; u2netp ran instead" in response.headers["X-Pilotlight-Not-Applied"]
+
+
+def test_rembg_extras_are_ignored_as_rembg_ignores_what_it_cannot_read(client: FlaskClient,
+                                                                       astronaut_jpeg: bytes) -> None:
+    for extras in ("%7Bnot%20json", '{"model_path":"/etc/passwd"}', '{"sam_prompt":[{"type":"point"}]}'):
+        response = client.post(f"/api/remove?extras={extras}", data=upload(astronaut_jpeg, "file", model="u2netp"))
+        assert response.status_code == 200 and image_of(response.data).mode == "RGBA", extras
+        assert "extras ignored" in response.headers["X-Pilotlight-Not-Applied"]
+    plain = client.post("/api/remove?extras={}", data=upload(astronaut_jpeg, "file", model="u2netp"))
+    assert plain.status_code == 200 and "X-Pilotlight-Not-Applied" not in plain.headers
+
+
+def test_rembg_human_seg_with_alpha_matting_runs_the_portrait_matte(portrait_app: Flask, astronaut_jpeg: bytes) -> None:
+    """u2net_human_seg with a=true (rembg: its human mask refined by alpha matting): here the portrait
+    matte, which predicts the alpha itself, so `a` is said not applied rather than refused."""
+    client = portrait_app.test_client()
+    response = client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2net_human_seg", a="true"))
+    assert response.status_code == 200, response.get_data(as_text=True)[:300]
+    assert response.headers["X-Model"] == "modnet" and image_of(response.data).mode == "RGBA"
+    said = response.headers["X-Pilotlight-Not-Applied"]
+    assert "model=u2net_human_seg" in said and "a=true not applied" in said
+    assert client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="modnet", a="true")).status_code == 400
+
+
 @pytest.mark.parametrize(("fields", "query", "words"), [
-    ({"model": "bria-rmbg"}, "", ("bria-rmbg", "u2netp")),
+    ({"model": "rembg-does-not-know-this"}, "", ("rembg-does-not-know-this", "u2netp", "bria-rmbg")),
     ({"model": "u2netp", "vm": "true"}, "", ("ViTMatte",)),
     ({"model": "u2netp", "af": "300"}, "", ("af", "255")),
     ({"model": "u2netp", "a": "maybe"}, "", ("a must be true or false",)),
     ({"model": "u2netp"}, "?bgc=red", ("bgc",)),
-    ({"model": "u2netp"}, "?extras=%7Bnot%20json", ("extras",)),
-    ({"model": "u2netp"}, '?extras={"model_path":"/etc/passwd"}', ("extras",)),
 ])
 def test_rembg_bad_fields_get_a_400_saying_what_is_allowed(client: FlaskClient, astronaut_jpeg: bytes,
                                                            fields: dict[str, str], query: str,
