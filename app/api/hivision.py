@@ -154,11 +154,12 @@ def _id_fields(not_applied: NotApplied) -> tuple[bool, bool]:
     model_choice("face_detect_model", "mtcnn", FACE_MODELS, FACE_RUNS, not_applied)
     hd = forms.boolean("hd", True)
     level = forms.boolean("face_align", False) or forms.boolean("face_alignment", False)
-    for name, default in HEAD_FIELDS.items():
-        ratio = number(name, default, low=0.0, high=1.0)
-        if ratio != default:  # our placement follows the spec's rules (head height in mm), not these
-            skip(not_applied, name, ratio, "the head is placed by our rules for a custom size (head 60-70 % of "
-                 "the height), not by Hivision's ratios")
+    # Hivision frames every photo by these ratios, its defaults where none are sent; we place the
+    # head by our rules for a custom size instead, whichever were sent, and say so on every answer
+    ratios = {name: number(name, default, low=0.0, high=1.0) for name, default in HEAD_FIELDS.items()}
+    skip(not_applied, ", ".join(HEAD_FIELDS), ratios, "the head is placed by our rules for a custom size (head "
+         "60-70 % of the height, solved in mm), not by Hivision's ratios", instead="our placement; "
+         "pilotlight.compliance says where the head landed")
     return hd, level
 
 
