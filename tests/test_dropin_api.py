@@ -424,6 +424,24 @@ def test_api_keys_guard_the_drop_in_routes(small_settings: Settings, small_regis
     assert client.post("/set_kb", data=upload(astronaut_jpeg), headers=key).get_json()["status"] is True
 
 
+def test_cors_is_off_until_an_origin_is_named_then_the_drop_in_routes_answer_it(
+        small_settings: Settings, small_registry: Registry, astronaut_jpeg: bytes) -> None:
+    """Both peers answer every origin; here a browser front end needs CORS_ORIGINS (README)."""
+    origin = {"Origin": "https://front.example"}
+    off = create_app(small_settings, small_registry).test_client()
+    response = off.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2netp"), headers=origin)
+    assert response.status_code == 200 and "Access-Control-Allow-Origin" not in response.headers
+    on = create_app(dataclasses.replace(small_settings, cors_origins=("https://front.example",)),
+                    small_registry).test_client()
+    response = on.post("/api/remove", data=upload(astronaut_jpeg, "file", model="silueta"), headers=origin)
+    assert response.headers["Access-Control-Allow-Origin"] == "https://front.example"
+    exposed = response.headers["Access-Control-Expose-Headers"]
+    assert "X-Model" in exposed and "X-Pilotlight-Not-Applied" in exposed
+    response = on.post("/set_kb", data=upload(astronaut_jpeg), headers=origin)
+    assert response.get_json()["status"] is True
+    assert response.headers["Access-Control-Allow-Origin"] == "https://front.example"
+
+
 def test_not_ready_is_the_fast_503(small_settings: Settings, astronaut_jpeg: bytes) -> None:
     client = create_app(small_settings, Registry()).test_client()  # nothing loaded, preload mode
     response = client.post("/api/remove", data=upload(astronaut_jpeg, "file"))
