@@ -32,12 +32,13 @@ from .. import observability
 from ..errors import ModelUnavailable, NoFace, PhotoRejected, bad_request, describe
 from ..imageio import decode, decode_rgba, encode, jpeg_of_exactly
 from ..imaging.compose import cutout, flatten, radial_gradient, vertical_gradient
+from ..imaging.framing import Framing
 from ..imaging.resample import resize_alpha, resize_rgb
 from ..imaging.six_inch import SHEET_PX, render_six_inch
 from ..imaging.watermark import add_watermark, check_text
 from ..pipelines.idphoto import IdPhoto, IdPhotoOptions, carry_onto, make_id_photo
 from ..service import current_service
-from ..specs import EditPolicy, PhotoSpec, custom_spec
+from ..specs import SPECS, EditPolicy, PhotoSpec, custom_spec
 from ..timings import Timings
 from . import forms
 from .background import make_cutout
@@ -132,35 +133,42 @@ def human_matting() -> Response:
             "edits": [asked("remove_background")]}, timings, not_applied)
 
 
+def spec_of_size(width: int, height: int, dpi: int) -> PhotoSpec | None:
+    """The first of our specs (in the table's order) of exactly this pixel size at this dpi."""
+    return next((spec for spec in SPECS.values() if (spec.width_px, spec.height_px, spec.dpi) == (width, height, dpi)),
+                None)
+
+
 def _id_spec(*, hd: bool, rgb_size: tuple[int, int]) -> tuple[PhotoSpec, PhotoSpec | None]:
-    """The standard photo's spec (height, width px at dpi) and, with `hd`, one of the same print size
-    at the upload's resolution (at least the standard's, at most 4000 px a side)."""
+    """The standard photo's spec (height, width px at dpi): ours where the size matches one of our
+    specs (its rules then win over the client's framing), else a custom size; and, with `hd`, the
+    same print size and rules at the upload's resolution (at least the standard's, at most 4000 px a side)."""
     height = int(number("height", 413, low=16, high=4000, whole=True))
     width = int(number("width", 295, low=16, high=4000, whole=True))
     dpi = dpi_field()
     try:
-        standard = custom_spec(width_px=width, height_px=height, dpi=dpi)
+        standard = spec_of_size(width, height, dpi) or custom_spec(width_px=width, height_px=height, dpi=dpi)
         if not hd:
             return standard, None
         scale = max(1.0, min(rgb_size[0] / width, rgb_size[1] / height, 4000 / width, 4000 / height))
-        return standard, custom_spec(width_mm=standard.width_mm, height_mm=standard.height_mm, dpi=dpi,
-                                     width_px=round(width * scale), height_px=round(height * scale))
+        return standard, dataclasses.replace(standard, width_px=round(width * scale), height_px=round(height * scale),
+                                             min_px=None, max_px=None)
     except ValueError as exc:
         raise bad_request("invalid_size", str(exc)) from None
 
 
-def _id_fields(not_applied: NotApplied) -> tuple[bool, bool]:
-    """The /idphoto and /idphoto_crop fields: (hd, level the face)."""
+def _id_fields(not_applied: NotApplied) -> tuple[bool, bool, Framing]:
+    """The /idphoto and /idphoto_crop fields: (hd, level the face, the framing). Hivision frames
+    every photo by its head-ratio fields, its defaults where none are sent, and so do we, except
+    where the size is one of our specs and its rule wins (`_framing_report` says which)."""
     model_choice("face_detect_model", "mtcnn", FACE_MODELS, FACE_RUNS, not_applied)
     hd = forms.boolean("hd", True)
     level = forms.boolean("face_align", False) or forms.boolean("face_alignment", False)
-    # Hivision frames every photo by these ratios, its defaults where none are sent; we place the
-    # head by our rules for a custom size instead, whichever were sent, and say so on every answer
     ratios = {name: number(name, default, low=0.0, high=1.0) for name, default in HEAD_FIELDS.items()}
-    skip(not_applied, ", ".join(HEAD_FIELDS), ratios, "the head is placed by our rules for a custom size (head "
-         "60-70 % of the height, solved in mm), not by Hivision's ratios", instead="our placement; "
-         "pilotlight.compliance says where the head landed")
-    return hd, level
+    if ratios["head_measure_ratio"] <= 0.0:
+        raise bad_request("invalid_field", "head_measure_ratio must be above 0 (the face's share of the photo).")
+    return hd, level, Framing(face_area=ratios["head_measure_ratio"], face_centre=ratios["head_height_ratio"],
+                              top=(ratios["top_distance_min"], ratios["top_distance_max"]))
 
 
 def _make(data: bytes, *, own_alpha: bool, timings: Timings, not_applied: NotApplied) -> Response:
@@ -168,7 +176,7 @@ def _make(data: bytes, *, own_alpha: bool, timings: Timings, not_applied: NotApp
     else the matte's); standard and, with hd, high-definition."""
     service = current_service()
     settings = service.settings
-    hd, level = _id_fields(not_applied)
+    hd, level, framing = _id_fields(not_applied)
     service.require_ready()
     found = service.registry.face_detector()
     if found is None:
@@ -184,7 +192,7 @@ def _make(data: bytes, *, own_alpha: bool, timings: Timings, not_applied: NotApp
         if not level:
             spec = dataclasses.replace(spec, edits={**spec.edits, "level": EditPolicy(
                 "level", "silent", False, note="Not levelled: the client sent face_align=false (Hivision's default).")})
-        options = IdPhotoOptions(spec=spec, background=None, fmt="png", dpi=standard.dpi)
+        options = IdPhotoOptions(spec=spec, background=None, fmt="png", dpi=standard.dpi, framing=framing)
         photo = make_id_photo(rgb, detector=found[1], segmenter=segmenter, options=options,
                               max_side=settings.working_max_side, timings=timings,
                               landmarker=service.registry.landmarker(), fallback=fallback)
@@ -194,7 +202,36 @@ def _make(data: bytes, *, own_alpha: bool, timings: Timings, not_applied: NotApp
             if alpha is None:  # make_id_photo always sets it; an opaque answer rather than none
                 alpha = np.full(photo.pixels.shape[:2], 255, np.uint8)
             images = _id_images(photo, alpha, standard, hd=high is not None)
-        return answer(images, _id_report(photo, standard, own_alpha=own_alpha), timings, not_applied)
+        return answer(images, {**_id_report(photo, standard, own_alpha=own_alpha),
+                               "framing": _framing_report(photo, spec, not_applied)}, timings, not_applied)
+
+
+RATIO_FIELDS = {"head_height": "head_measure_ratio",
+                "crown_margin": "head_height_ratio, top_distance_max, top_distance_min"}
+
+
+def _framing_report(photo: IdPhoto, spec: PhotoSpec, not_applied: NotApplied) -> dict[str, object]:
+    """`pilotlight.framing`: the ratios applied, the spec the size matched (None: a custom size, the
+    client's ratios apply whole), the head height and crown margin they asked (mm and share of the
+    height), and each rule of the spec that won over them, why, and from which source; each field
+    so overruled is in `not_applied` too."""
+    framed = photo.framed
+    if framed is None:  # make_id_photo always frames by the ratios given
+        return {}
+    height = spec.height_mm
+    won = {}
+    for rule, why in framed.won.items():
+        band = getattr(spec.rules, rule)
+        words = (f"{spec.id}'s {rule} rule ({band.low:g}-{band.high:g} mm) wins: the ratios ask "
+                 f"{why['asked_mm']:g} mm" + (f", which breaks its {', '.join(why['breaks'])} rule"  # type: ignore[arg-type]
+                                             if "breaks" in why else ", outside it"))
+        won[rule] = {**why, "rule_of": spec.id, "source": band.source.title, "why": words}
+        skip(not_applied, RATIO_FIELDS[rule], None, words, instead=f"{spec.id}'s {rule} rule")
+    return {"asked": framed.framing.to_dict(), "spec": None if spec.id == "custom" else spec.id,
+            "head_height": {"asked_mm": round(framed.aim.head_mm, 2), "asked_share": round(framed.aim.head_mm / height, 4)},
+            "crown_margin": {"asked_mm": round(framed.aim.crown_mm, 2),
+                             "asked_share": round(framed.aim.crown_mm / height, 4)},
+            "won": won, "applied": [RATIO_FIELDS[rule] for rule in RATIO_FIELDS if rule not in won]}
 
 
 def _id_images(photo: IdPhoto, alpha: np.ndarray, standard: PhotoSpec, *, hd: bool) -> dict[str, bytes]:
