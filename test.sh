@@ -18,11 +18,13 @@ if ! command -v npm >/dev/null 2>&1; then
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q npm
 fi
 pl_ensure_models web-runtime
-# Debian's nginx, so the server tests run the real front (app/serving/launch.py), and Debian's
-# chromium for the browser test: Playwright drives it by path (it cannot download browsers here)
+# Debian's nginx, so the server tests run the real front (app/serving/launch.py), Debian's
+# chromium for the browser test: Playwright drives it by path (it cannot download browsers here),
+# and Debian's fonts-droid-fallback, the CJK font of /watermark (as the Dockerfiles install it)
 missing=""
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing nginx"
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+[ -f /usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf ] || missing="$missing fonts-droid-fallback"
 if [ -n "$missing" ]; then
   pl_say "installing Debian's$missing for the server and browser tests"
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo

@@ -14,7 +14,7 @@ from flask import Flask, Response, request
 API_PREFIX = "/api/v1/"
 ALLOW_METHODS = "GET, POST"
 ALLOW_HEADERS = "Accept, Authorization, Content-Type, X-Request-ID"
-EXPOSE_HEADERS = "X-Request-ID, Server-Timing, Retry-After, Content-Disposition"
+EXPOSE_HEADERS = "X-Request-ID, Server-Timing, Retry-After, Content-Disposition, X-Model, X-Pilotlight-Not-Applied"
 PREFLIGHT_MAX_AGE = "600"
 
 

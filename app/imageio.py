@@ -323,3 +323,43 @@ def encode_photo(pixels: np.ndarray, *, fmt: Literal["jpeg", "png"], dpi: int, m
             details={"smallest_kb": round(len(data) / 1024, 1)},
         )
     return Encoded(data, quality, "image/jpeg")
+
+
+FILLER_NOTE = b"pilotlight: filler to the size asked (kb)"
+
+
+def with_filler(jpeg: bytes, size: int) -> bytes:
+    """`jpeg` grown to exactly `size` bytes by comment (COM, FF FE) segments inside its structure,
+    after its APPn segments and before its tables and scan: every decoder skips them. Never bytes
+    after the end of the image. ValueError unless the growth is 0 or at least 4 bytes (a segment's
+    marker and length)."""
+    grow = size - len(jpeg)
+    if grow == 0:
+        return jpeg
+    if grow < 4 or jpeg[:2] != b"\xff\xd8":
+        raise ValueError(f"cannot grow a {len(jpeg)}-byte JPEG to {size} bytes")
+    at = 2
+    while at + 4 <= len(jpeg) and jpeg[at] == 0xFF and 0xE0 <= jpeg[at + 1] <= 0xEF:  # APP0..APP15
+        at += 2 + int.from_bytes(jpeg[at + 2:at + 4], "big")
+    segments = []
+    for _ in range(grow // 4):  # bounded: each segment takes at least 4 bytes
+        if grow == 0:
+            break
+        take = min(grow, 0xFFFF + 2)  # a segment: FF FE, a 2-byte length (itself included), up to 65533 bytes
+        if 0 < grow - take < 4:
+            take = grow - 4  # leave room for one more whole segment
+        payload = (FILLER_NOTE + b" " * take)[:take - 4] if not segments else b" " * (take - 4)
+        segments.append(b"\xff\xfe" + (take - 2).to_bytes(2, "big") + payload)
+        grow -= take
+    return jpeg[:at] + b"".join(segments) + jpeg[at:]
+
+
+def jpeg_of_exactly(pixels: np.ndarray, size: int, *, dpi: int) -> tuple[bytes, int, bool]:
+    """(file, quality, reached): the JPEG of (H, W, 3) RGB `pixels` at the highest quality whose
+    file fits in `size` bytes with room for a filler segment, grown to exactly `size` by `with_filler`
+    (HivisionIDPhotos' `kb`, which pads with null bytes after the image's end instead). Where even
+    quality 1 is larger (`reached` false), that smallest file, as Hivision answers it."""
+    data, quality = jpeg_within(pixels, size - 4, dpi=dpi, best=JPEG_QUALITY_MAX, worst=1)
+    if len(data) > size - 4:
+        return data, quality, False
+    return with_filler(data, size), quality, True

@@ -109,6 +109,18 @@ def client(app: Flask) -> FlaskClient:
 
 
 @pytest.fixture(scope="session")
+def portrait_app(model_home: Path) -> Iterator[Flask]:
+    """An app with the portrait matte (MODNet) loaded beside u2netp and CenterFace, loaded once:
+    the portrait matte's tests and the drop-in routes that run it share it."""
+    settings = Settings(model_home=model_home, models=("u2netp", "modnet", "centerface"), segmentation_model="u2netp",
+                        warmup_requests=1, ort_providers="cpu", max_upload_mb=4, working_max_side=1024, workers=1)
+    app = create_app(settings, Registry())
+    Service.of(app).load()
+    app.config["TESTING"] = True
+    yield app
+
+
+@pytest.fixture(scope="session")
 def running_server(model_home: Path, tmp_path_factory: pytest.TempPathFactory) -> RunningServer:
     """`with running_server(WORKERS="2") as server:` starts the real server as start.sh does (nginx
     in front of gunicorn with the real gunicorn.conf.py, app/serving/launch.py) on a free loopback port (SMALL_SERVER settings and MODEL_HOME unless given),

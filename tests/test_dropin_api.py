@@ -101,14 +101,46 @@ def test_rembg_bgc_lays_the_cut_out_over_the_colour(client: FlaskClient, astrona
     assert (pixels[kept][:, :3] == cut[kept][:, :3]).all()
 
 
+def test_rembg_models_we_do_not_ship_run_the_nearest_and_say_so(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    """s_command.py accepts every name in rembg's sessions_names: here each runs, the model that
+    ran in X-Model, the substitution in X-Pilotlight-Not-Applied; a model we load says nothing."""
+    own = client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2netp"))
+    assert own.headers["X-Model"] == "u2netp" and "X-Pilotlight-Not-Applied" not in own.headers
+    for name in ("isnet-general-use", "silueta", "birefnet-portrait", "bria-rmbg", "u2net"):
+        response = client.post("/api/remove", data=upload(astronaut_jpeg, "file", model=name))
+        assert response.status_code == 200, (name, response.get_data(as_text=True)[:200])
+        assert image_of(response.data).mode == "RGBA" and response.headers["X-Model"] == "u2netp"
+        assert f"model={name} is not shipped here; u2netp ran instead" in response.headers["X-Pilotlight-Not-Applied"]
+
+
+def test_rembg_extras_are_ignored_as_rembg_ignores_what_it_cannot_read(client: FlaskClient,
+                                                                       astronaut_jpeg: bytes) -> None:
+    for extras in ("%7Bnot%20json", '{"model_path":"/etc/passwd"}', '{"sam_prompt":[{"type":"point"}]}'):
+        response = client.post(f"/api/remove?extras={extras}", data=upload(astronaut_jpeg, "file", model="u2netp"))
+        assert response.status_code == 200 and image_of(response.data).mode == "RGBA", extras
+        assert "extras ignored" in response.headers["X-Pilotlight-Not-Applied"]
+    plain = client.post("/api/remove?extras={}", data=upload(astronaut_jpeg, "file", model="u2netp"))
+    assert plain.status_code == 200 and "X-Pilotlight-Not-Applied" not in plain.headers
+
+
+def test_rembg_human_seg_with_alpha_matting_runs_the_portrait_matte(portrait_app: Flask, astronaut_jpeg: bytes) -> None:
+    """u2net_human_seg with a=true (rembg: its human mask refined by alpha matting): here the portrait
+    matte, which predicts the alpha itself, so `a` is said not applied rather than refused."""
+    client = portrait_app.test_client()
+    response = client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2net_human_seg", a="true"))
+    assert response.status_code == 200, response.get_data(as_text=True)[:300]
+    assert response.headers["X-Model"] == "modnet" and image_of(response.data).mode == "RGBA"
+    said = response.headers["X-Pilotlight-Not-Applied"]
+    assert "model=u2net_human_seg" in said and "a=true not applied" in said
+    assert client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="modnet", a="true")).status_code == 400
+
+
 @pytest.mark.parametrize(("fields", "query", "words"), [
-    ({"model": "bria-rmbg"}, "", ("bria-rmbg", "u2netp")),
+    ({"model": "rembg-does-not-know-this"}, "", ("rembg-does-not-know-this", "u2netp", "bria-rmbg")),
     ({"model": "u2netp", "vm": "true"}, "", ("ViTMatte",)),
     ({"model": "u2netp", "af": "300"}, "", ("af", "255")),
     ({"model": "u2netp", "a": "maybe"}, "", ("a must be true or false",)),
     ({"model": "u2netp"}, "?bgc=red", ("bgc",)),
-    ({"model": "u2netp"}, "?extras=%7Bnot%20json", ("extras",)),
-    ({"model": "u2netp"}, '?extras={"model_path":"/etc/passwd"}', ("extras",)),
 ])
 def test_rembg_bad_fields_get_a_400_saying_what_is_allowed(client: FlaskClient, astronaut_jpeg: bytes,
                                                            fields: dict[str, str], query: str,
@@ -169,10 +201,7 @@ def test_idphoto_hd_false_and_base64_input(client: FlaskClient, astronaut_jpeg: 
 
 
 @pytest.mark.parametrize(("fields", "words"), [
-    ({"face_detect_model": "face_plusplus"}, ("face_plusplus", "mtcnn")),
-    ({"human_matting_model": "rmbg-1.4"}, ("rmbg-1.4", "hivision_modnet")),
-    ({"human_matting_model": "nonsense"}, ("modnet_photographic_portrait_matting",)),
-    ({"whitening_strength": "2"}, ("retouch",)),
+    ({"whitening_strength": "strong"}, ("whitening_strength", "number")),
     ({"height": "tall"}, ("height", "whole number")),
     ({"height": "5000"}, ("height", "4000")),
     ({"dpi": "5"}, ("dpi",)),
@@ -182,10 +211,58 @@ def test_idphoto_bad_fields_get_a_400_in_hivisions_shape(client: FlaskClient, as
     hivision_error(client.post("/idphoto", data=upload(astronaut_jpeg, **fields)), 400, *words)
 
 
-def test_idphoto_without_a_face_is_a_422(client: FlaskClient) -> None:
+def test_idphoto_substitutes_what_we_do_not_ship_and_says_so(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    """Hivision's choose_handler runs its default for a model name it does not know, and its
+    creator applies the beauty strengths: accepted here, the nearest done, the rest said."""
+    asked = {"human_matting_model": "rmbg-1.4", "face_detect_model": "face_plusplus", "whitening_strength": "2",
+             "brightness_strength": "1.5", "contrast_strength": "0", "sharpen_strength": "0.5",
+             "saturation_strength": "-3", "hd": "false"}
+    response = client.post("/idphoto", data=upload(astronaut_jpeg, **asked))
+    body = response.get_json()
+    assert response.status_code == 200 and body["status"] is True, body
+    assert from_data_url(body["image_base64_standard"]).size == (295, 413)
+    ours = body["pilotlight"]
+    skipped = {entry["field"]: entry for entry in ours["not_applied"]}
+    # 295x413 at 300 dpi is our cn-1inch: its head-height rule wins where Hivision's ratios ask a smaller head
+    framing = {"head_measure_ratio", "head_height_ratio, top_distance_max, top_distance_min"}
+    assert set(skipped) - framing == {"human_matting_model", "face_detect_model", "whitening_strength",
+                                      "brightness_strength", "sharpen_strength", "saturation_strength"}, skipped
+    assert skipped["human_matting_model"]["value"] == "rmbg-1.4" and "instead" in skipped["human_matting_model"]
+    assert "cloud" in skipped["face_detect_model"]["why"] and "CenterFace" in skipped["face_detect_model"]["instead"]
+    assert "retouch" in skipped["whitening_strength"]["why"]
+    assert ours["model"] == "u2netp", "the model that ran is named"
+    plain = client.post("/idphoto", data=upload(astronaut_jpeg, hd="false", human_matting_model="hivision_modnet"))
+    plain_body = plain.get_json()["pilotlight"]
+    assert {entry["field"] for entry in plain_body["not_applied"]} <= framing, "only where a spec's rule won"
+    assert plain_body["framing"]["asked"] == {"face_area": 0.2, "face_centre": 0.45, "top": [0.1, 0.12]}, \
+        "Hivision's defaults, in force where none are sent"
+
+
+def test_idphoto_without_one_face_is_hivisions_status_false(client: FlaskClient, astronaut: np.ndarray) -> None:
+    """deploy_api.py answers a FaceError (no face, or several) with 200 {"status": false}; our own
+    /api/v1 keeps its 422."""
     grey = png_bytes(np.full((300, 300, 3), 128, np.uint8))
-    body = hivision_error(client.post("/idphoto", data=upload(grey)), 422)
+    pair = png_bytes(np.concatenate([astronaut, astronaut], axis=1))
+    for photo, code in ((grey, "no_face"), (pair, "face_count")):
+        body = hivision_error(client.post("/idphoto", data=upload(photo, hd="false")), 200)
+        assert body["code"] == code and "image_base64_standard" not in body, body
+    body = hivision_error(client.post("/idphoto_crop", data=upload(grey)), 200)
     assert body["code"] == "no_face"
+    ours = client.post("/api/v1/idphoto", data={"image": (io.BytesIO(grey), "grey.png"), "spec": "icao"})
+    assert ours.status_code == 422 and ours.get_json()["error"]["code"] == "no_face"
+
+
+def test_idphoto_report_describes_the_image_it_names(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    body = client.post("/idphoto", data=upload(astronaut_jpeg, height="413", width="295", hd="true")).get_json()
+    standard, hd = from_data_url(body["image_base64_standard"]), from_data_url(body["image_base64_hd"])
+    assert hd.size != standard.size == (295, 413), "the upload is larger than the standard: two sizes"
+    ours = body["pilotlight"]
+    assert ours["images"] == {"image_base64_standard": {"width": 295, "height": 413},
+                              "image_base64_hd": {"width": hd.size[0], "height": hd.size[1]}}
+    compliance = ours["compliance"]
+    assert compliance["describes"] == "image_base64_standard"
+    pixel_size = next(check for check in compliance["checks"] if check["name"] == "pixel_size")
+    assert pixel_size["value"] == "295x413", pixel_size
 
 
 def test_idphoto_crop_keeps_the_uploads_own_alpha(client: FlaskClient, transparent_id: bytes) -> None:
@@ -204,71 +281,121 @@ def test_human_matting_answers_an_rgba_cut_out(client: FlaskClient, astronaut_jp
     image = from_data_url(body["image_base64"])
     assert image.mode == "RGBA" and image.size == (512, 512)
     assert body["pilotlight"]["edits"] == [{"operation": "remove_background", "asked": True}]
-    hivision_error(client.post("/human_matting", data=upload(astronaut_jpeg, human_matting_model="birefnet-v1-lite")),
-                   400, "birefnet-v1-lite")
+    other = client.post("/human_matting", data=upload(astronaut_jpeg, human_matting_model="birefnet-v1-lite"))
+    assert other.get_json()["status"] is True
+    assert [entry["field"] for entry in other.get_json()["pilotlight"]["not_applied"]] == ["human_matting_model"]
 
 
-@pytest.mark.parametrize("render", ["0", "1", "2"])
-def test_add_background_composes_the_colour_and_reports_the_edit(client: FlaskClient, transparent_id: bytes,
-                                                                 render: str) -> None:
-    body = client.post("/add_background", data=upload(transparent_id, color="638cce", render=render)).get_json()
-    assert body["status"] is True
-    image = from_data_url(body["image_base64"])
-    assert image.mode == "RGB" and image.size == (295, 413) and image.format == "PNG"
-    pixels = np.asarray(image).astype(int)
-    gone = np.asarray(image_of(transparent_id))[:, :, 3] == 0  # where the colour shows whole
+def sent_back(body: dict[str, object], name: str = "image_base64") -> bytes:
+    value = body[name]
+    assert isinstance(value, str) and value.startswith(PREFIX), str(value)[:60]
+    return base64.b64decode(value[len(PREFIX):], validate=True)
+
+
+def jpeg_segments(data: bytes) -> list[int]:
+    """The markers of a JPEG's segments up to its scan (SOS), walked by their lengths."""
+    assert data[:2] == b"\xff\xd8", "SOI"
+    markers, at = [], 2
+    for _ in range(1000):  # bounded
+        assert data[at] == 0xFF, at
+        markers.append(data[at + 1])
+        if data[at + 1] == 0xDA:
+            return markers
+        at += 2 + int.from_bytes(data[at + 2:at + 4], "big")
+    raise AssertionError("no scan")
+
+
+def test_add_background_renders_as_hivision_draws(client: FlaskClient) -> None:
+    """utils.add_background over a fully transparent 300 x 400 upload: 0 the plain colour; 1 the
+    colour at the top row fading to white downwards; 2 (generate_gradient's concentric ellipses) white
+    at the centre, the colour's share growing with the distance over the longer side (400 px)."""
+    clear = png_bytes(np.zeros((400, 300, 4), np.uint8))
     colour = np.array((0x63, 0x8C, 0xCE))
-    if render == "0":
-        assert (pixels[gone] == colour).all()
-    else:
-        assert np.abs(pixels[gone] - colour).max() > 8, "a gradient, not the plain colour"
-        top_or_centre = pixels[0, 0] if render == "1" else pixels[0, pixels.shape[1] // 2]
-        assert np.abs(top_or_centre - colour).max() < np.abs(pixels[0, 0] - colour).max() + 1
-    assert body["pilotlight"]["edits"][0]["operation"] == "replace_background"
+    drawn = {}
+    for render in ("0", "1", "2"):
+        body = client.post("/add_background", data=upload(clear, color="638cce", render=render)).get_json()
+        assert body["status"] is True and body["pilotlight"]["edits"][0]["operation"] == "replace_background"
+        image = image_of(sent_back(body))
+        assert image.mode == "RGB" and image.size == (300, 400) and image.format == "PNG"
+        drawn[render] = np.asarray(image).astype(int)
+    assert (drawn["0"] == colour).all()
+    assert np.abs(drawn["1"][0] - colour).max() <= 2 and drawn["1"][-1].min() >= 250
+    mix = lambda share: colour * share + 255 * (1 - share)  # noqa: E731
+    assert drawn["2"][200, 150].min() >= 253, "white at the centre"
+    assert np.abs(drawn["2"][0, 150] - mix(200 / 400)).max() <= 4, "half way at 200 px from the centre"
+    assert np.abs(drawn["2"][0, 0] - mix(250 / 400)).max() <= 4, "the corner, 250 px out"
 
 
-def test_add_background_kb_is_a_ceiling_and_an_opaque_photo_is_not_edited(client: FlaskClient, transparent_id: bytes,
-                                                                          astronaut_jpeg: bytes) -> None:
-    body = client.post("/add_background", data=upload(transparent_id, color="#ffffff", kb="20")).get_json()
-    image_bytes = base64.b64decode(body["image_base64"][len(PREFIX):])
-    assert image_of(image_bytes).format == "JPEG" and len(image_bytes) <= 20 * 1024
-    assert body["pilotlight"]["content_type"] == "image/jpeg"
+def test_add_background_is_not_an_edit_on_an_opaque_photo(client: FlaskClient, astronaut_jpeg: bytes,
+                                                          transparent_id: bytes) -> None:
     opaque = client.post("/add_background", data=upload(astronaut_jpeg, color="ffffff")).get_json()
     assert opaque["status"] is True and opaque["pilotlight"]["edits"] == []
     hivision_error(client.post("/add_background", data=upload(transparent_id, render="3")), 400, "0, 1, 2")
     hivision_error(client.post("/add_background", data=upload(transparent_id, color="blue")), 400, "hex")
-    hivision_error(client.post("/add_background", data=upload(astronaut_jpeg, kb="1")), 422, "kb=1")
 
 
-def test_generate_layout_photos_lays_copies_on_six_inch_paper(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+def test_kb_is_a_jpeg_of_exactly_kb_grown_inside_its_structure(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    """utils.resize_image_to_kb: the first quality that fits, then exactly kb x 1024 bytes (Hivision
+    pads zeros after the end; here a comment segment before the scan), never bytes after EOI."""
+    for route, kb in (("/set_kb", "30"), ("/add_background", "45"), ("/watermark", "40")):
+        body = client.post(route, data=upload(astronaut_jpeg, kb=kb, dpi="300")).get_json()
+        data = sent_back(body)
+        assert len(data) == int(kb) * 1024, (route, len(data))
+        assert data.endswith(b"\xff\xd9"), "the file ends at its EOI"
+        assert 0xFE in jpeg_segments(data), "the filler is a COM segment before the scan"
+        image = image_of(data)
+        assert image.format == "JPEG" and image.size == (512, 512) and round(image.info["dpi"][0]) == 300
+        assert body["pilotlight"]["content_type"] == "image/jpeg" and body["pilotlight"]["not_applied"] == []
+
+
+def test_kb_zero_and_out_of_reach_answer_as_hivision(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    """deploy_api.py: `if kb:` so kb=0 is no kb (PNG); /set_kb runs its loop to quality 1 and answers
+    that file, as it does where kb is out of reach (said here in not_applied)."""
+    png = client.post("/add_background", data=upload(astronaut_jpeg, kb="0")).get_json()
+    assert image_of(sent_back(png)).format == "PNG"
+    smallest = client.post("/set_kb", data=upload(astronaut_jpeg, kb="0")).get_json()
+    assert smallest["status"] is True and smallest["pilotlight"]["jpeg_quality"] == 1
+    far = client.post("/set_kb", data=upload(astronaut_jpeg, kb="1")).get_json()
+    assert far["status"] is True and len(sent_back(far)) == len(sent_back(smallest)) > 1024
+    assert [entry["field"] for entry in far["pilotlight"]["not_applied"]] == ["kb"]
+    hivision_error(client.post("/set_kb", data=upload(astronaut_jpeg, kb="-1")), 400, "kb")
+
+
+def test_generate_layout_photos_is_hivisions_six_inch_sheet(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    """layout_calculator.py: 1795 x 1205 px whatever the dpi; 295 x 413 px copies, 30 px apart,
+    inside 70 / 50 px margins: 5 columns, 2 rows (upright: 10; turned: 9), the block centred, so
+    the first copy at (100, 174)."""
     body = client.post("/generate_layout_photos", data=upload(astronaut_jpeg, height="413", width="295",
-                                                             dpi="300")).get_json()
-    assert body["status"] is True
-    sheet = from_data_url(body["image_base64"])
-    assert sheet.mode == "RGB" and sorted(sheet.size) == [1200, 1800]
-    assert body["pilotlight"]["copies"] >= 4
-
-
-def test_watermark_draws_the_text_and_refuses_glyphs_it_has_not(client: FlaskClient, astronaut_jpeg: bytes) -> None:
-    plain = np.asarray(image_of(astronaut_jpeg).convert("RGB")).astype(int)
-    response = client.post("/watermark?size=30&opacity=1&angle=0&color=%23ff0000&space=10",
-                           data=upload(astronaut_jpeg, text="Hello", dpi="300"))
-    body = response.get_json()
+                                                             dpi="72")).get_json()
     assert body["status"] is True, body
-    marked = np.asarray(from_data_url(body["image_base64"]).convert("RGB")).astype(int)
-    changed = np.abs(marked - plain).max(axis=2) > 40
-    assert 0.02 < changed.mean() < 0.6, changed.mean()
-    assert body["pilotlight"]["edits"] == [{"operation": "watermark", "asked": True, "text": "Hello"}]
-    hivision_error(client.post("/watermark", data=upload(astronaut_jpeg, text="仅供办证使用")), 400, "glyphs")
+    sheet = from_data_url(body["image_base64"])
+    assert sheet.mode == "RGB" and sheet.size == (1795, 1205) and round(sheet.info["dpi"][0]) == 72
+    assert (body["pilotlight"]["copies"], body["pilotlight"]["turned"]) == (10, False)
+    pixels = np.asarray(sheet).astype(int)
+    assert (pixels[:174, :] == 255).all() and (pixels[:, :100] == 255).all(), "white around the block"
+    copy = pixels[174:174 + 413, 100:100 + 295]
+    assert (pixels[174:174 + 413, 395:425] == 255).all(), "a 30 px gap"
+    assert np.abs(copy - pixels[174 + 413 + 30:174 + 2 * 413 + 30, 100 + 4 * 325:100 + 4 * 325 + 295]).max() == 0
+    assert copy.std() > 20, "a photo, not paper"
+    wide = client.post("/generate_layout_photos", data=upload(astronaut_jpeg, height="295", width="413")).get_json()
+    assert (wide["pilotlight"]["copies"], wide["pilotlight"]["turned"]) == (10, True)
+    hivision_error(client.post("/generate_layout_photos", data=upload(astronaut_jpeg, height="1700", width="1700")), 400,
+                   "six-inch")
+
+
+def test_watermark_draws_latin_and_chinese_text(client: FlaskClient, astronaut_jpeg: bytes) -> None:
+    plain = np.asarray(image_of(astronaut_jpeg).convert("RGB")).astype(int)
+    for text in ("Hello", "仅供办证使用"):
+        response = client.post("/watermark?size=30&opacity=1&angle=0&color=%23ff0000&space=10",
+                               data=upload(astronaut_jpeg, text=text, dpi="300"))
+        body = response.get_json()
+        assert body["status"] is True, body
+        marked = np.asarray(from_data_url(body["image_base64"]).convert("RGB")).astype(int)
+        changed = np.abs(marked - plain).max(axis=2) > 40
+        assert 0.02 < changed.mean() < 0.6, (text, changed.mean())
+        assert body["pilotlight"]["edits"] == [{"operation": "watermark", "asked": True, "text": text}]
+    hivision_error(client.post("/watermark", data=upload(astronaut_jpeg, text="한국어")), 400, "glyphs")
     hivision_error(client.post("/watermark?opacity=2", data=upload(astronaut_jpeg)), 400, "opacity")
-
-
-def test_set_kb_writes_a_jpeg_of_at_most_kb(client: FlaskClient, astronaut_jpeg: bytes) -> None:
-    body = client.post("/set_kb", data=upload(astronaut_jpeg, kb="30", dpi="300")).get_json()
-    data = base64.b64decode(body["image_base64"][len(PREFIX):])
-    image = image_of(data)
-    assert image.format == "JPEG" and image.size == (512, 512) and len(data) <= 30 * 1024
-    assert round(image.info["dpi"][0]) == 300
 
 
 @pytest.mark.parametrize("route", HIVISION_ROUTES)
@@ -297,6 +424,24 @@ def test_api_keys_guard_the_drop_in_routes(small_settings: Settings, small_regis
     key = {"Authorization": "Bearer s3cret"}
     assert client.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2netp"), headers=key).status_code == 200
     assert client.post("/set_kb", data=upload(astronaut_jpeg), headers=key).get_json()["status"] is True
+
+
+def test_cors_is_off_until_an_origin_is_named_then_the_drop_in_routes_answer_it(
+        small_settings: Settings, small_registry: Registry, astronaut_jpeg: bytes) -> None:
+    """Both peers answer every origin; here a browser front end needs CORS_ORIGINS (README)."""
+    origin = {"Origin": "https://front.example"}
+    off = create_app(small_settings, small_registry).test_client()
+    response = off.post("/api/remove", data=upload(astronaut_jpeg, "file", model="u2netp"), headers=origin)
+    assert response.status_code == 200 and "Access-Control-Allow-Origin" not in response.headers
+    on = create_app(dataclasses.replace(small_settings, cors_origins=("https://front.example",)),
+                    small_registry).test_client()
+    response = on.post("/api/remove", data=upload(astronaut_jpeg, "file", model="silueta"), headers=origin)
+    assert response.headers["Access-Control-Allow-Origin"] == "https://front.example"
+    exposed = response.headers["Access-Control-Expose-Headers"]
+    assert "X-Model" in exposed and "X-Pilotlight-Not-Applied" in exposed
+    response = on.post("/set_kb", data=upload(astronaut_jpeg), headers=origin)
+    assert response.get_json()["status"] is True
+    assert response.headers["Access-Control-Allow-Origin"] == "https://front.example"
 
 
 def test_not_ready_is_the_fast_503(small_settings: Settings, astronaut_jpeg: bytes) -> None:

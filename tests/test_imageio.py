@@ -10,7 +10,7 @@ from PIL import Image
 
 from app.errors import ApiError
 import app.imageio
-from app.imageio import ACCEPTED_NAMES, decode, encode
+from app.imageio import ACCEPTED_NAMES, decode, encode, with_filler
 from tests.conftest import jpeg_bytes, png_bytes
 
 MAX = 10_000_000
@@ -256,3 +256,17 @@ def test_a_heif_coded_larger_than_it_declares_is_refused_before_its_buffer_is_ma
     )
     out = subprocess.run([sys.executable, "-c", probe], input=liar, capture_output=True, timeout=120, check=True).stdout.split()
     assert out[0] == b"400" and int(out[1]) < 8 * 1024, f"peak RSS grew by {int(out[1]) / 1024:.0f} MiB for a 100 x 60 file"
+
+
+@pytest.mark.parametrize("grow", [0, 4, 5, 65537, 65538, 65541, 140_000])
+def test_with_filler_grows_a_jpeg_exactly_inside_its_structure(grow: int) -> None:
+    """Comment segments (at most 65537 bytes each, at least 4) before the tables: the same pixels,
+    exactly the size, the file still ending at its EOI."""
+    pixels = np.random.default_rng(1).integers(0, 255, (64, 48, 3), np.uint8)
+    jpeg = encode(pixels, "jpeg", dpi=300)
+    grown = with_filler(jpeg, len(jpeg) + grow)
+    assert len(grown) == len(jpeg) + grow and grown.endswith(b"\xff\xd9")
+    assert (np.asarray(Image.open(io.BytesIO(grown))) == np.asarray(Image.open(io.BytesIO(jpeg)))).all()
+    for short in (1, 2, 3):
+        with pytest.raises(ValueError):
+            with_filler(jpeg, len(jpeg) + short)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import io
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -199,16 +198,6 @@ def test_the_alpha_comes_back_at_the_photos_size_without_the_padding(standin: tu
 
 
 # -- the real model, through the app --------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def portrait_app(model_home: Path) -> Iterator[Flask]:
-    settings = Settings(model_home=model_home, models=("u2netp", "modnet", "centerface"), segmentation_model="u2netp",
-                        warmup_requests=1, ort_providers="cpu", max_upload_mb=4, working_max_side=1024, workers=1)
-    app = create_app(settings, Registry())
-    Service.of(app).load()
-    app.config["TESTING"] = True
-    yield app
 
 
 def _post(app: Flask, path: str, image: bytes, **fields: str) -> tuple[int, dict, bytes]:

@@ -2,137 +2,68 @@
 
 A Hivision client changes its base URL and nothing else: the same form fields with the same
 defaults, the same JSON (`status`, `image_base64` / `image_base64_standard` / `image_base64_hd`,
-each a `data:image/png;base64,...` string as Hivision writes it, whatever the bytes), and errors as
-`{"status": false, "error": "..."}` with a status that says what happened (400 bad field, 413 too
-large, 422 the photo cannot make it, 503 busy or loading). One field of our own, `pilotlight`,
-says what was done: the model, the compliance report of an ID photo, and the `edits`, each one
-marked `asked: true` where the client asked for it (a new background, a watermark).
+each a `data:image/png;base64,...` string as Hivision writes it, whatever the bytes). A photo that
+cannot make what was asked (no face, several faces) is a 200 with `{"status": false, "error": ...}`,
+as Hivision answers it; a request we cannot read is `{"status": false, "error": "..."}` with a
+status that says what happened (400 bad field, 413 too large, 503 busy or loading). One field of
+our own, `pilotlight`, says what was done: the model, the compliance report of an ID photo (of the
+image it names), the `edits`, each one marked `asked: true` where the client asked for it, and
+`not_applied`: each field read and not done (retouching, a model we do not ship), why, and what
+ran instead. The fields are read in `hivision_fields.py`.
 
 Each route is a step of our own pipelines: `/human_matting` is the cut-out (`background.make_cutout`),
 `/idphoto` and `/idphoto_crop` the ID photo with its background kept (`make_id_photo`, the
 transparency from its matte or from the upload's own alpha: the whole chain), `/add_background`
-the compositing (`compose.flatten` over a painted backdrop), `/generate_layout_photos` the print
-sheet (`sheet.render_sheet`, as the layout step), `/set_kb` the encode step (`imageio.encode_photo`,
-through which /add_background, /generate_layout_photos and /watermark encode too).
+the compositing (`compose.flatten` over a painted backdrop), `/generate_layout_photos` Hivision's
+six-inch sheet (`six_inch.render_six_inch`), `/set_kb` the encode step (`encode_sized`, through
+which /add_background, /generate_layout_photos and /watermark encode too).
 What differs from Hivision is in the README ("Coming from rembg or HivisionIDPhotos").
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import dataclasses
 
 import numpy as np
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, jsonify
 
 from .. import observability
-from ..errors import ModelUnavailable, bad_request, describe
-from ..imageio import decode, decode_rgba, encode, encode_photo
+from ..errors import ModelUnavailable, NoFace, PhotoRejected, bad_request, describe
+from ..imageio import decode, decode_rgba, encode, jpeg_of_exactly
 from ..imaging.compose import cutout, flatten, radial_gradient, vertical_gradient
+from ..imaging.framing import Framing
 from ..imaging.resample import resize_alpha, resize_rgb
-from ..imaging.sheet import get_paper, plan_sheet, render_sheet
+from ..imaging.six_inch import SHEET_PX, render_six_inch
 from ..imaging.watermark import add_watermark, check_text
 from ..pipelines.idphoto import IdPhoto, IdPhotoOptions, carry_onto, make_id_photo
 from ..service import current_service
-from ..specs import MAX_DPI, MIN_DPI, EditPolicy, PhotoSpec, custom_spec
+from ..specs import SPECS, EditPolicy, PhotoSpec, custom_spec
 from ..timings import Timings
 from . import forms
 from .background import make_cutout
+from .hivision_fields import (FACE_MODELS, MATTING_MODELS, NotApplied, dpi_field, hex_colour, input_bytes, kb_field,
+                              model_choice, number, render_field, retouch_fields, skip, value)
 
 bp = Blueprint("hivision", __name__)
 
 PREFIX = "data:image/png;base64,"  # Hivision's bytes_2_base64 writes this before every image, PNG or JPEG
-MATTING_MODELS = ("modnet_photographic_portrait_matting", "hivision_modnet")  # both: our portrait matte
-REFUSED_MATTING = {"rmbg-1.4": "not shipped here", "birefnet-v1-lite": "not shipped here"}
-FACE_MODELS = ("mtcnn", "retinaface-resnet50")  # both: our face detector (CenterFace)
-REFUSED_FACE = {"face_plusplus": "a cloud API: this server sends no request out"}
-RENDER = ("pure_color", "updown_gradient", "center_gradient")
-RETOUCH = ("whitening_strength", "brightness_strength", "contrast_strength", "sharpen_strength", "saturation_strength")
 HEAD_FIELDS = {"head_measure_ratio": 0.2, "head_height_ratio": 0.45, "top_distance_max": 0.12, "top_distance_min": 0.1}
-LAYOUT_PAPER = "4x6"  # Hivision's six-inch layout
+MATTE_RUNS = "our portrait matte (pilotlight.model names it)"
+FACE_RUNS = "our face detector (CenterFace)"
 WHITE = (255, 255, 255)
-
-
-# -- the request ------------------------------------------------------------------------------------
 
 
 @bp.errorhandler(Exception)
 def _error(exc: Exception) -> Response:
-    """Hivision's error shape, `{"status": false, "error": message}`, with our code beside it."""
+    """Hivision's error shape, `{"status": false, "error": message}`, with our code beside it. A
+    photo that cannot make what was asked (no face, several, the head cut off) is a 200, as
+    Hivision answers its FaceError: its clients read `status`, not the HTTP code."""
     failure = describe(exc, max_upload_mb=current_service().settings.max_upload_mb)
     response = jsonify({"status": False, "error": failure.message, "code": failure.code, **failure.details})
-    response.status_code = failure.status
+    response.status_code = 200 if isinstance(exc, NoFace | PhotoRejected) else failure.status
     response.headers.update(failure.headers)
     return response
-
-
-def input_bytes() -> bytes:
-    """The photo: the file `input_image`, or `input_image_base64` (plain base64, or a `data:` URL)."""
-    encoded = request.form.get("input_image_base64")
-    if encoded is not None and encoded.strip():
-        text = encoded.strip()
-        if text.startswith("data:"):
-            text = text.partition(",")[2]
-        try:
-            return base64.b64decode("".join(text.split()), validate=True)
-        except (binascii.Error, ValueError):
-            raise bad_request("invalid_base64", "input_image_base64 is not valid base64.") from None
-    files = request.files.getlist("input_image") if request.mimetype == "multipart/form-data" else []
-    if len(files) > 1:
-        raise bad_request("too_many_images", f"Send exactly one file in input_image ({len(files)} were sent).")
-    if not files:
-        raise bad_request("missing_image", "Send the photo as the multipart file input_image, or as "
-                          "input_image_base64.")
-    return files[0].read()
-
-
-def _value(name: str, *, query: bool = False) -> str | None:
-    """A field's text (the query string first where `query`: /watermark reads its styling there)."""
-    value = request.args.get(name) if query else None
-    if value is None or not value.strip():
-        value = request.form.get(name)
-    return None if value is None or not value.strip() else value.strip()
-
-
-def choice(name: str, default: str, allowed: tuple[str, ...], refused: dict[str, str]) -> str:
-    value = _value(name) or default
-    if value in refused:
-        raise bad_request("invalid_field", f"{name}={value} is {refused[value]}; allowed: {', '.join(allowed)}.")
-    if value not in allowed:
-        raise bad_request("invalid_field", f"{name} must be one of {', '.join(allowed)}, not {value!r}.")
-    return value
-
-
-def number(name: str, default: float, *, low: float, high: float, whole: bool = False, query: bool = False) -> float:
-    value = _value(name, query=query)
-    if value is None:
-        return default
-    try:
-        found = float(value) if not whole else int(value)
-    except ValueError:
-        raise bad_request("invalid_field", f"{name} must be {'a whole number' if whole else 'a number'}, "
-                          f"not {value!r}.") from None
-    if not low <= found <= high:
-        raise bad_request("invalid_field", f"{name} must be between {low:g} and {high:g}, not {value}.")
-    return found
-
-
-def hex_colour(name: str, default: str, *, query: bool = False) -> tuple[int, int, int]:
-    value = (_value(name, query=query) or default).lstrip("#")
-    if len(value) != 6 or any(ch not in "0123456789abcdefABCDEF" for ch in value):
-        raise bad_request("invalid_field", f"{name} must be a hex colour such as 638cce or #638cce, not {value!r}.")
-    return int(value[0:2], 16), int(value[2:4], 16), int(value[4:6], 16)
-
-
-def dpi_field() -> int:
-    return int(number("dpi", 300, low=MIN_DPI, high=MAX_DPI, whole=True))
-
-
-def kb_field(*, default: int | None) -> int | None:
-    if _value("kb") is None:
-        return default
-    return int(number("kb", 0, low=1, high=100_000, whole=True))
 
 
 # -- the answer -------------------------------------------------------------------------------------
@@ -142,23 +73,37 @@ def data_url(data: bytes) -> str:
     return PREFIX + base64.b64encode(data).decode("ascii")
 
 
-def answer(images: dict[str, bytes], ours: dict[str, object], timings: Timings) -> Response:
+def answer(images: dict[str, bytes], ours: dict[str, object], timings: Timings,
+           not_applied: NotApplied) -> Response:
     """`{"status": true, <name>: data URL..., "pilotlight": ours}`; 413 over MAX_ANSWER_MB."""
     limit = current_service().settings.max_answer_bytes
     forms.refuse_larger_than(limit, sum(forms.base64_size(len(data)) for data in images.values()), fmt="png",
                              as_json=True)
     observability.observe_inference(timings)
     response = jsonify({"status": True, **{name: data_url(data) for name, data in images.items()},
-                        "pilotlight": {**ours, "timings": timings.as_dict()}})
+                        "pilotlight": {**ours, "not_applied": not_applied, "timings": timings.as_dict()}})
     response.headers["Server-Timing"] = timings.header()
     return response
 
 
-def encode_sized(pixels: np.ndarray, *, kb: int | None, dpi: int) -> tuple[bytes, str]:
-    """PNG at `dpi`, or with `kb` the best JPEG of at most `kb` KB (never padded up to it):
-    (bytes, content type). PhotoRejected where the smallest JPEG is still larger."""
-    encoded = encode_photo(pixels, fmt="png" if kb is None else "jpeg", dpi=dpi, max_kb=kb, field_name="kb", noun="image")
-    return encoded.data, encoded.content_type
+def encode_sized(pixels: np.ndarray, *, kb: int | None, dpi: int, not_applied: NotApplied,
+                 zero_is_smallest: bool = False) -> tuple[bytes, dict[str, object]]:
+    """(file, what the report says of it). No `kb` (or 0, as Hivision's `if kb:` reads it): PNG at
+    `dpi`. `kb`: a JPEG of exactly `kb` x 1024 bytes, the highest quality that fits, grown to the
+    size by a filler segment inside the JPEG (Hivision pads null bytes after the image's end). Out
+    of reach: the smallest JPEG (quality 1), as Hivision answers, and `not_applied` says so. With
+    `zero_is_smallest` (/set_kb), kb=0 is that smallest JPEG too, as Hivision's loop makes it."""
+    if not kb and not (kb == 0 and zero_is_smallest):
+        data = encode(pixels, "png", dpi=dpi)
+        return data, {"content_type": "image/png", "bytes": len(data)}
+    if kb == 0:
+        data, quality = encode(pixels, "jpeg", dpi=dpi, jpeg_quality=1), 1
+    else:
+        data, quality, reached = jpeg_of_exactly(pixels, kb * 1024, dpi=dpi)
+        if not reached:
+            skip(not_applied, "kb", kb, f"the smallest JPEG of this image (quality 1) is {len(data) / 1024:.1f} KB",
+                 instead="that smallest JPEG, as HivisionIDPhotos answers")
+    return data, {"content_type": "image/jpeg", "bytes": len(data), "jpeg_quality": quality}
 
 
 def asked(operation: str, **detail: object) -> dict[str, object]:
@@ -173,8 +118,9 @@ def asked(operation: str, **detail: object) -> dict[str, object]:
 def human_matting() -> Response:
     service = current_service()
     timings = Timings()
+    not_applied: NotApplied = []
     data = input_bytes()
-    choice("human_matting_model", "hivision_modnet", MATTING_MODELS, REFUSED_MATTING)
+    model_choice("human_matting_model", "hivision_modnet", MATTING_MODELS, MATTE_RUNS, not_applied)
     dpi = dpi_field()
     service.require_ready()
     with service.inference(timings):
@@ -184,44 +130,53 @@ def human_matting() -> Response:
             body = encode(made.pixels, "png", dpi=dpi)
         return answer({"image_base64": body}, {
             "model": made.model, "content_type": "image/png", "width": made.size[0], "height": made.size[1],
-            "edits": [asked("remove_background")]}, timings)
+            "edits": [asked("remove_background")]}, timings, not_applied)
+
+
+def spec_of_size(width: int, height: int, dpi: int) -> PhotoSpec | None:
+    """The first of our specs (in the table's order) of exactly this pixel size at this dpi."""
+    return next((spec for spec in SPECS.values() if (spec.width_px, spec.height_px, spec.dpi) == (width, height, dpi)),
+                None)
 
 
 def _id_spec(*, hd: bool, rgb_size: tuple[int, int]) -> tuple[PhotoSpec, PhotoSpec | None]:
-    """The standard photo's spec (height, width px at dpi) and, with `hd`, one of the same print size
-    at the upload's resolution (at least the standard's, at most 4000 px a side)."""
+    """The standard photo's spec (height, width px at dpi): ours where the size matches one of our
+    specs (its rules then win over the client's framing), else a custom size; and, with `hd`, the
+    same print size and rules at the upload's resolution (at least the standard's, at most 4000 px a side)."""
     height = int(number("height", 413, low=16, high=4000, whole=True))
     width = int(number("width", 295, low=16, high=4000, whole=True))
     dpi = dpi_field()
     try:
-        standard = custom_spec(width_px=width, height_px=height, dpi=dpi)
+        standard = spec_of_size(width, height, dpi) or custom_spec(width_px=width, height_px=height, dpi=dpi)
         if not hd:
             return standard, None
         scale = max(1.0, min(rgb_size[0] / width, rgb_size[1] / height, 4000 / width, 4000 / height))
-        return standard, custom_spec(width_mm=standard.width_mm, height_mm=standard.height_mm, dpi=dpi,
-                                     width_px=round(width * scale), height_px=round(height * scale))
+        return standard, dataclasses.replace(standard, width_px=round(width * scale), height_px=round(height * scale),
+                                             min_px=None, max_px=None)
     except ValueError as exc:
         raise bad_request("invalid_size", str(exc)) from None
 
 
-def _id_fields() -> tuple[bool, bool, list[str]]:
-    """The /idphoto and /idphoto_crop fields: (hd, level the face, fields read but not applied)."""
-    choice("face_detect_model", "mtcnn", FACE_MODELS, REFUSED_FACE)
+def _id_fields(not_applied: NotApplied) -> tuple[bool, bool, Framing]:
+    """The /idphoto and /idphoto_crop fields: (hd, level the face, the framing). Hivision frames
+    every photo by its head-ratio fields, its defaults where none are sent, and so do we, except
+    where the size is one of our specs and its rule wins (`_framing_report` says which)."""
+    model_choice("face_detect_model", "mtcnn", FACE_MODELS, FACE_RUNS, not_applied)
     hd = forms.boolean("hd", True)
     level = forms.boolean("face_align", False) or forms.boolean("face_alignment", False)
-    ignored = []
-    for name, default in HEAD_FIELDS.items():
-        if number(name, default, low=0.0, high=1.0) != default:
-            ignored.append(name)  # our placement follows the spec's rules (head height in mm), not these
-    return hd, level, ignored
+    ratios = {name: number(name, default, low=0.0, high=1.0) for name, default in HEAD_FIELDS.items()}
+    if ratios["head_measure_ratio"] <= 0.0:
+        raise bad_request("invalid_field", "head_measure_ratio must be above 0 (the face's share of the photo).")
+    return hd, level, Framing(face_area=ratios["head_measure_ratio"], face_centre=ratios["head_height_ratio"],
+                              top=(ratios["top_distance_min"], ratios["top_distance_max"]))
 
 
-def _make(data: bytes, *, own_alpha: bool, timings: Timings) -> Response:
+def _make(data: bytes, *, own_alpha: bool, timings: Timings, not_applied: NotApplied) -> Response:
     """The ID photo with its background kept, answered transparent (`own_alpha`: the upload's alpha,
     else the matte's); standard and, with hd, high-definition."""
     service = current_service()
     settings = service.settings
-    hd, level, ignored = _id_fields()
+    hd, level, framing = _id_fields(not_applied)
     service.require_ready()
     found = service.registry.face_detector()
     if found is None:
@@ -237,7 +192,7 @@ def _make(data: bytes, *, own_alpha: bool, timings: Timings) -> Response:
         if not level:
             spec = dataclasses.replace(spec, edits={**spec.edits, "level": EditPolicy(
                 "level", "silent", False, note="Not levelled: the client sent face_align=false (Hivision's default).")})
-        options = IdPhotoOptions(spec=spec, background=None, fmt="png", dpi=standard.dpi)
+        options = IdPhotoOptions(spec=spec, background=None, fmt="png", dpi=standard.dpi, framing=framing)
         photo = make_id_photo(rgb, detector=found[1], segmenter=segmenter, options=options,
                               max_side=settings.working_max_side, timings=timings,
                               landmarker=service.registry.landmarker(), fallback=fallback)
@@ -247,7 +202,36 @@ def _make(data: bytes, *, own_alpha: bool, timings: Timings) -> Response:
             if alpha is None:  # make_id_photo always sets it; an opaque answer rather than none
                 alpha = np.full(photo.pixels.shape[:2], 255, np.uint8)
             images = _id_images(photo, alpha, standard, hd=high is not None)
-        return answer(images, _id_report(photo, standard, ignored, own_alpha=own_alpha), timings)
+        return answer(images, {**_id_report(photo, standard, own_alpha=own_alpha),
+                               "framing": _framing_report(photo, spec, not_applied)}, timings, not_applied)
+
+
+RATIO_FIELDS = {"head_height": "head_measure_ratio",
+                "crown_margin": "head_height_ratio, top_distance_max, top_distance_min"}
+
+
+def _framing_report(photo: IdPhoto, spec: PhotoSpec, not_applied: NotApplied) -> dict[str, object]:
+    """`pilotlight.framing`: the ratios applied, the spec the size matched (None: a custom size, the
+    client's ratios apply whole), the head height and crown margin they asked (mm and share of the
+    height), and each rule of the spec that won over them, why, and from which source; each field
+    so overruled is in `not_applied` too."""
+    framed = photo.framed
+    if framed is None:  # make_id_photo always frames by the ratios given
+        return {}
+    height = spec.height_mm
+    won = {}
+    for rule, why in framed.won.items():
+        band = getattr(spec.rules, rule)
+        words = (f"{spec.id}'s {rule} rule ({band.low:g}-{band.high:g} mm) wins: the ratios ask "
+                 f"{why['asked_mm']:g} mm" + (f", which breaks its {', '.join(why['breaks'])} rule"  # type: ignore[arg-type]
+                                             if "breaks" in why else ", outside it"))
+        won[rule] = {**why, "rule_of": spec.id, "source": band.source.title, "why": words}
+        skip(not_applied, RATIO_FIELDS[rule], None, words, instead=f"{spec.id}'s {rule} rule")
+    return {"asked": framed.framing.to_dict(), "spec": None if spec.id == "custom" else spec.id,
+            "head_height": {"asked_mm": round(framed.aim.head_mm, 2), "asked_share": round(framed.aim.head_mm / height, 4)},
+            "crown_margin": {"asked_mm": round(framed.aim.crown_mm, 2),
+                             "asked_share": round(framed.aim.crown_mm / height, 4)},
+            "won": won, "applied": [RATIO_FIELDS[rule] for rule in RATIO_FIELDS if rule not in won]}
 
 
 def _id_images(photo: IdPhoto, alpha: np.ndarray, standard: PhotoSpec, *, hd: bool) -> dict[str, bytes]:
@@ -260,99 +244,121 @@ def _id_images(photo: IdPhoto, alpha: np.ndarray, standard: PhotoSpec, *, hd: bo
     return images
 
 
-def _id_report(photo: IdPhoto, standard: PhotoSpec, ignored: list[str], *, own_alpha: bool) -> dict[str, object]:
+def _id_report(photo: IdPhoto, standard: PhotoSpec, *, own_alpha: bool) -> dict[str, object]:
     # the transparency: the matte's, which removes the photographed background (an edit the client
     # asked for), or the upload's own alpha, carried through the crop (no new edit)
     transparent = [] if own_alpha else [asked("remove_background", source=photo.matted_by)]
+    height, width = photo.pixels.shape[:2]
+    sizes = {"image_base64_standard": {"width": standard.width_px, "height": standard.height_px}}
+    if (width, height) != (standard.width_px, standard.height_px):
+        sizes["image_base64_hd"] = {"width": width, "height": height}
     return {
         "model": photo.matted_by,
         "content_type": "image/png",
         "width": standard.width_px,
         "height": standard.height_px,
+        "images": sizes,
         "edits": [*photo.edits, *transparent],
-        # judged on the photo with its photographed background, at the high-definition size when hd
-        "compliance": photo.report(),
-        "not_applied": ignored,
+        "compliance": describe_standard(photo.report(), standard, measured_on=(width, height)),
     }
+
+
+def describe_standard(report: dict[str, object], standard: PhotoSpec, *, measured_on: tuple[int, int]
+                      ) -> dict[str, object]:
+    """The compliance report of the standard photo (`image_base64_standard`, the size asked for).
+    The photo is made and measured once, at the high-definition size where hd is on; the standard is
+    the same crop scaled down, so every rule in mm holds for both, and the pixel size is the
+    standard's own."""
+    size = f"{standard.width_px}x{standard.height_px}"
+    checks = [{**check, "value": size, "allowed": size, "pass": True} if check.get("name") == "pixel_size" else check
+              for check in report.get("checks", [])]  # type: ignore[union-attr]
+    note = "" if measured_on == (standard.width_px, standard.height_px) else (
+        f"; measured on image_base64_hd ({measured_on[0]}x{measured_on[1]} px, the same crop), each rule in mm "
+        "holding for both")
+    return {**report, "checks": checks, "describes": "image_base64_standard",
+            "note": f"The report describes image_base64_standard ({size} px){note}."}
 
 
 @bp.post("/idphoto")
 def idphoto() -> Response:
     timings = Timings()
+    not_applied: NotApplied = []
     data = input_bytes()
-    choice("human_matting_model", "modnet_photographic_portrait_matting", MATTING_MODELS, REFUSED_MATTING)
-    for name in RETOUCH:
-        if number(name, 0, low=-1000, high=1000) != 0:
-            raise bad_request("invalid_field", f"{name} must be 0: this server does not retouch faces (authorities "
-                              "refuse retouched ID photos).")
-    return _make(data, own_alpha=False, timings=timings)
+    model_choice("human_matting_model", "modnet_photographic_portrait_matting", MATTING_MODELS, MATTE_RUNS,
+                 not_applied)
+    retouch_fields(not_applied)
+    return _make(data, own_alpha=False, timings=timings, not_applied=not_applied)
 
 
 @bp.post("/idphoto_crop")
 def idphoto_crop() -> Response:
-    return _make(input_bytes(), own_alpha=True, timings=Timings())
+    return _make(input_bytes(), own_alpha=True, timings=Timings(), not_applied=[])
 
 
 @bp.post("/add_background")
 def add_background() -> Response:
     service = current_service()
     timings = Timings()
+    not_applied: NotApplied = []
     data = input_bytes()
     colour = hex_colour("color", "000000")
     kb, dpi = kb_field(default=None), dpi_field()
-    render = RENDER[int(choice("render", "0", ("0", "1", "2"), {}))]
+    render = render_field()
     service.require_ready()
     with service.inference(timings):
         with timings.stage("decode"):
             rgba = decode_rgba(data, max_pixels=service.settings.max_image_pixels)
         with timings.stage("composite"):
             height, width = rgba.shape[:2]
+            # Hivision's gradients: 1, the colour at the top to white at the bottom; 2, white at the
+            # centre to the colour at the longer side's length from it (its concentric ellipses)
             backdrop = (colour if render == "pure_color" else vertical_gradient((width, height), colour, WHITE)
-                        if render == "updown_gradient" else radial_gradient((width, height), colour, WHITE))
+                        if render == "updown_gradient" else radial_gradient((width, height), WHITE, colour,
+                                                                            reach=max(width, height)))
             pixels = flatten(rgba[:, :, :3], rgba[:, :, 3], backdrop)
             replaced = bool((rgba[:, :, 3] < 255).any())
             del rgba
         with timings.stage("encode"):
-            body, content_type = encode_sized(pixels, kb=kb, dpi=dpi)
+            body, file = encode_sized(pixels, kb=kb, dpi=dpi, not_applied=not_applied)
         edits = [asked("replace_background", render=render, colour="#{:02x}{:02x}{:02x}".format(*colour))] if replaced else []
-        return answer({"image_base64": body}, {"content_type": content_type, "width": width, "height": height,
-                                               "bytes": len(body), "edits": edits}, timings)
+        return answer({"image_base64": body}, {**file, "width": width, "height": height, "edits": edits}, timings,
+                      not_applied)
 
 
 @bp.post("/generate_layout_photos")
 def generate_layout_photos() -> Response:
     service = current_service()
     timings = Timings()
+    not_applied: NotApplied = []
     data = input_bytes()
     height = int(number("height", 413, low=16, high=4000, whole=True))
     width = int(number("width", 295, low=16, high=4000, whole=True))
     kb, dpi = kb_field(default=None), dpi_field()
-    paper = get_paper(LAYOUT_PAPER)
-    try:
-        layout = plan_sheet(paper=paper, photo_mm=(width / dpi * 25.4, height / dpi * 25.4), dpi=dpi)
-    except ValueError as exc:
-        raise bad_request("invalid_size", str(exc)) from None
     service.require_ready()
     with service.inference(timings):
         with timings.stage("decode"):
             rgb = decode(data, max_pixels=service.settings.max_image_pixels).rgb
         scaled = (rgb.shape[1], rgb.shape[0]) != (width, height)
         with timings.stage("sheet"):
-            sheet = render_sheet(rgb if not scaled else resize_rgb(rgb, (width, height)), layout)
+            try:
+                sheet, layout = render_six_inch(rgb, width, height)
+            except ValueError as exc:
+                raise bad_request("invalid_size", f"{exc}.") from None
             del rgb
         with timings.stage("encode"):
-            body, content_type = encode_sized(sheet, kb=kb, dpi=dpi)
+            body, file = encode_sized(sheet, kb=kb, dpi=dpi, not_applied=not_applied)
         return answer({"image_base64": body}, {
-            "content_type": content_type, "paper": paper.id, "copies": len(layout.positions),
-            "sheet_px": list(layout.sheet_px), "edits": [asked("crop_scale")] if scaled else []}, timings)
+            **file, "paper": "six-inch", "sheet_px": list(SHEET_PX), "copies": layout.copies,
+            "turned": layout.turned, "edits": [asked("crop_scale")] if scaled else []}, timings, not_applied)
 
 
 @bp.post("/watermark")
 def watermark() -> Response:
     service = current_service()
     timings = Timings()
+    not_applied: NotApplied = []
     data = input_bytes()
-    text = _value("text") or "Hello"
+    text = value("text") or "Hello"
     try:
         check_text(text)
     except ValueError as exc:
@@ -371,15 +377,16 @@ def watermark() -> Response:
             pixels = add_watermark(rgb, text, **style)  # type: ignore[arg-type]
             del rgb
         with timings.stage("encode"):
-            body, content_type = encode_sized(pixels, kb=kb, dpi=dpi)
-        return answer({"image_base64": body}, {"content_type": content_type, "edits": [asked("watermark", text=text)]},
-                      timings)
+            body, file = encode_sized(pixels, kb=kb, dpi=dpi, not_applied=not_applied)
+        return answer({"image_base64": body}, {**file, "edits": [asked("watermark", text=text)]}, timings,
+                      not_applied)
 
 
 @bp.post("/set_kb")
 def set_kb() -> Response:
     service = current_service()
     timings = Timings()
+    not_applied: NotApplied = []
     data = input_bytes()
     kb, dpi = kb_field(default=50), dpi_field()
     service.require_ready()
@@ -387,5 +394,5 @@ def set_kb() -> Response:
         with timings.stage("decode"):
             rgb = decode(data, max_pixels=service.settings.max_image_pixels).rgb
         with timings.stage("encode"):
-            body, content_type = encode_sized(rgb, kb=kb, dpi=dpi)
-        return answer({"image_base64": body}, {"content_type": content_type, "bytes": len(body), "edits": []}, timings)
+            body, file = encode_sized(rgb, kb=kb, dpi=dpi, not_applied=not_applied, zero_is_smallest=True)
+        return answer({"image_base64": body}, {**file, "edits": []}, timings, not_applied)

@@ -7,20 +7,20 @@ RGBA cut-out (`bgc`: laid over that colour, still RGBA), or an `L` mask (`om`). 
 by the same step as POST /api/v1/remove-background (`background.make_cutout`), in the same slot.
 
 Where rembg differs, we say so rather than pretend (README, "Coming from rembg or HivisionIDPhotos"):
-- `model` names the models this server loads. `u2net_human_seg` (rembg's human segmentation) is
-  served by the portrait matte (MODNet) where it is loaded; no `model`: the photo decides (a face:
-  the portrait matte, otherwise the general model), where rembg would run `bria-rmbg`. A name we
-  do not ship: 400 listing the ones we do.
+- `model`: every name rembg knows is accepted. A model this server loads runs as itself; any other
+  runs the nearest model loaded (a human or portrait model: the portrait matte; u2netp and u2net:
+  each other; the rest: the general model), `X-Model` names the model that ran and
+  `X-Pilotlight-Not-Applied` says what was substituted. No `model`: the photo decides (a face: the
+  portrait matte, otherwise the general model), where rembg would run `bria-rmbg`. A name rembg
+  does not know either: 400 listing the ones served.
 - `dc` estimates the colours under soft edges (the portrait matte always does); `vm` (ViTMatte) is
-  not shipped: 400. `extras` configures rembg's sessions (API keys, model paths, SAM prompts): anything but an
-  empty object is a 400.
+  not shipped: 400. `extras` configures rembg's sessions (API keys, model paths, SAM prompts): read
+  by nothing here, so ignored (as rembg ignores JSON it cannot read), and said in the header.
 - `GET /api/remove?url=` fetches nothing (no request ever leaves this server): 400, upload the file.
 - Errors carry rembg's `detail` beside the service's own `error` object.
 """
 
 from __future__ import annotations
-
-import json
 
 from flask import Blueprint, Response, jsonify, request
 
@@ -37,18 +37,33 @@ from . import forms
 from .background import choose_model, make_cutout
 
 bp = Blueprint("rembg", __name__)
+NOT_APPLIED_HEADER = "X-Pilotlight-Not-Applied"  # what was asked and not done, in words
 
-# rembg's name -> what serves it here, beyond our own model names (which rembg shares: u2net, u2netp)
-PORTRAIT_ALIASES = ("u2net_human_seg",)  # human segmentation: the portrait matte, where it is loaded
+# rembg 2.0.86's model names (rembg.sessions.sessions_names), each answered here
+REMBG_MODELS = ("birefnet-general", "birefnet-general-lite", "birefnet-general-fp16", "birefnet-portrait",
+                "birefnet-dis", "birefnet-hrsod", "birefnet-cod", "birefnet-massive", "isnet-anime", "dis_custom",
+                "isnet-general-use", "sam", "silueta", "u2net_cloth_seg", "u2net_custom", "u2net_human_seg", "u2net",
+                "u2netp", "bria-rmbg", "ben_custom", "withoutbg", "atlascloud")
+PORTRAIT_ALIASES = ("u2net_human_seg", "birefnet-portrait")  # a person's matte: the portrait matte, where loaded
+SIBLINGS = {"u2netp": "u2net", "u2net": "u2netp"}  # one architecture, two sizes
 
 
 def served_models(service: Service) -> dict[str, str]:
-    """The `model` names this server answers to, each with the loaded model that serves it."""
+    """The `model` names this server answers to, each with the loaded model that runs for it: our
+    own names as themselves, and every rembg name (the nearest model loaded where it is not)."""
     registry, settings = service.registry, service.settings
-    names = {name: name for name in registry.names(Role.SEGMENTATION)}
+    loaded = registry.names(Role.SEGMENTATION)
     portrait = settings.portrait_matte
-    if portrait in registry and isinstance(registry.segmenter(portrait), PortraitMatte):
-        names.update({alias: portrait for alias in PORTRAIT_ALIASES})
+    has_portrait = portrait in registry and isinstance(registry.segmenter(portrait), PortraitMatte)
+    names = {}
+    for name in REMBG_MODELS:
+        if name in PORTRAIT_ALIASES and has_portrait:
+            names[name] = portrait
+        elif SIBLINGS.get(name) in loaded and name not in loaded:
+            names[name] = SIBLINGS[name]
+        else:
+            names[name] = settings.segmentation_model
+    names.update({name: name for name in loaded})
     return names
 
 
@@ -82,17 +97,13 @@ def _query_colour() -> tuple[int, int, int, int] | None:
     return parts if len(parts) == 4 else (*parts, 255)  # type: ignore[return-value]
 
 
-def _query_extras() -> None:
+def _query_extras(not_applied: list[str]) -> None:
+    """rembg passes `extras` to its session (keys, model paths, prompts) and skips JSON it cannot
+    read; nothing here reads them, so they are ignored, and said so when any were sent."""
     value = request.args.get("extras")
-    if value is None or not value.strip():
+    if value is None or not value.strip() or value.strip() == "{}":
         return
-    try:
-        extras = json.loads(value)
-    except ValueError:
-        raise bad_request("invalid_field", "extras must be a JSON object.") from None
-    if extras != {}:
-        raise bad_request("invalid_field", "extras configures rembg's own sessions (keys, model paths, prompts); "
-                          "this server takes none: send no extras, or {}.")
+    not_applied.append("extras ignored: they configure rembg's own sessions, and no session here reads them")
 
 
 @bp.post("/api/remove")
@@ -101,8 +112,9 @@ def remove() -> Response:
     settings = service.settings
     timings = Timings()
     data = forms.image_bytes("file")
+    not_applied: list[str] = []
     background = _query_colour()
-    _query_extras()
+    _query_extras(not_applied)
     only_mask = forms.boolean("om")
     smooth = forms.boolean("ppm")
     decontaminate = forms.boolean("dc")
@@ -120,9 +132,15 @@ def remove() -> Response:
     service.require_ready()
     served = served_models(service)
     if asked is not None and asked not in served:
-        raise bad_request("unknown_model", f"model {asked!r} is not shipped here; this server serves: "
-                          f"{', '.join(served)}.")
-    named = choose_model(service, None if asked is None else served[asked], matting)
+        raise bad_request("unknown_model", f"model {asked!r} is neither rembg's nor this server's; this server "
+                          f"serves: {', '.join(sorted(served))}.")
+    runs = None if asked is None else served[asked]
+    if asked is not None and runs != asked:
+        not_applied.append(f"model={asked} is not shipped here; {runs} ran instead")
+        if matting is not None and isinstance(service.registry.segmenter(runs), PortraitMatte):
+            matting = None  # rembg's alpha matting refines a hard mask; the portrait matte predicts the alpha
+            not_applied.append(f"a=true not applied: {runs} predicts the alpha itself")
+    named = choose_model(service, runs, matting)
     with service.inference(timings):
         made = make_cutout(service, data, named=named, matting=matting, only_mask=only_mask, background=None,
                            timings=timings, smooth=smooth, decontaminate=decontaminate)
@@ -139,4 +157,6 @@ def remove() -> Response:
     response = Response(body, mimetype="image/png")
     response.headers["Server-Timing"] = timings.header()
     response.headers["X-Model"] = used
+    if not_applied:
+        response.headers[NOT_APPLIED_HEADER] = "; ".join(not_applied)
     return response

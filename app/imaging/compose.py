@@ -77,13 +77,14 @@ def smooth_mask(alpha: np.ndarray, *, sigma: float = 2.0) -> np.ndarray:
     return np.where(blurred < 127.5, 0, 255).astype(np.uint8)
 
 
-def radial_gradient(size: tuple[int, int], centre: RGB, edge: RGB) -> np.ndarray:
-    """(H, W, 3) uint8 RGB backdrop fading from `centre` at the middle to `edge` at the corners
-    (linear in the distance from the centre, normalised so the corners reach `edge`)."""
+def radial_gradient(size: tuple[int, int], centre: RGB, edge: RGB, *, reach: float | None = None) -> np.ndarray:
+    """(H, W, 3) uint8 RGB backdrop fading from `centre` at the middle to `edge` at `reach` px from
+    it (linear in the distance from the centre; default: the corners reach `edge`), `edge` beyond."""
     width, height = size
     y = (np.arange(height, dtype=np.float32) - (height - 1) / 2.0)[:, None]
     x = (np.arange(width, dtype=np.float32) - (width - 1) / 2.0)[None, :]
-    t = np.sqrt(x * x + y * y) / max(1e-6, float(np.hypot((width - 1) / 2.0, (height - 1) / 2.0)))
+    reach = float(np.hypot((width - 1) / 2.0, (height - 1) / 2.0)) if reach is None else reach
+    t = np.minimum(1.0, np.sqrt(x * x + y * y) / max(1e-6, reach))
     colours = np.asarray(centre, np.float32) * (1.0 - t[:, :, None]) + np.asarray(edge, np.float32) * t[:, :, None]
     return np.clip(colours + 0.5, 0, 255).astype(np.uint8)
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from ..imageio import encode_photo
 from ..imaging import compliance, retake
+from ..imaging.framing import Framing
 from ..imaging.placement import Placement, warp
 from ..imaging.sheet import Paper, SheetLayout, plan_sheet, render_sheet
 from ..models.faces import Face
@@ -63,6 +64,7 @@ class IdPhotoOptions:
     max_kb: int | None = None
     face: FaceMode = "single"
     alpha_matting: AlphaMatting | None = None
+    framing: Framing | None = None  # a client's framing (HivisionIDPhotos' ratios); None: the spec's rules place the head
 
     @property
     def output_dpi(self) -> int:
@@ -91,6 +93,7 @@ class IdPhoto:
     # judges three of them (compliance.capture_checks: sharpness, exposure, even lighting)
     quality: list[dict[str, object]] = field(default_factory=list)
     alpha: np.ndarray | None = None  # (H, W) uint8, the person's matte on the output (255: person)
+    framed: idsteps.ClientFrame | None = None  # where a client's framing placed the head, and which rules won
 
     @property
     def edits(self) -> list[dict[str, object]]:
@@ -152,7 +155,7 @@ def make_id_photo(
                        alpha_matting=options.alpha_matting, timings=timings)
     with timings.stage("place"):
         framed = idsteps.frame(rgb, sitter, matted, levelled.roll, spec, extending=extending,
-                               keep_background=options.keep_background)
+                               keep_background=options.keep_background, framing=options.framing)
     with timings.stage("composite"):
         # the level checked on a draft of the output: a second pass where the eye line still leans
         draft = idsteps.background(framed.cut, spec, colour=options.background, gradient=options.gradient, clean=False)
@@ -161,7 +164,7 @@ def make_id_photo(
         if again is not None:
             levelled = again
             framed = idsteps.frame(rgb, sitter, matted, levelled.roll, spec, extending=extending,
-                                   keep_background=options.keep_background)
+                                   keep_background=options.keep_background, framing=options.framing)
             on_output = None  # the geometry moved: the judge reads the output again
         rendered, toned = idsteps.tone(idsteps.background(framed.cut, spec, colour=options.background,
                                                           gradient=options.gradient), spec)
@@ -180,7 +183,8 @@ def make_id_photo(
     with timings.stage("check"):
         judged = Judged(alpha=rendered.alpha, on_output=on_output, extended_mm=extended_mm, missing_mm=frame.missing_mm,
                         others_alpha=piece.others, edits=done)
-        checks = judge_output(encoded.data, judged, sitter, on_input, spec=spec, dpi=options.output_dpi,
+        checks = judge_output(encoded.data, judged, sitter, on_input, spec=idsteps.judged_spec(spec, frame),
+                              dpi=options.output_dpi,
                               background=options.background, gradient=options.gradient, detector=detector,
                               landmarker=landmarker)
         if frame.missing_mm or frame.crown_kept_px:  # the photo was too tight: say what to change
@@ -200,6 +204,7 @@ def make_id_photo(
         unphotographed_share=1.0 - float(rendered.photographed.mean()) / 255.0,
         matted_by=matted.matted_by,
         alpha=rendered.alpha,
+        framed=frame.framed,
     )
 
 
