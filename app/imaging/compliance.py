@@ -414,7 +414,7 @@ def extension_check(extended_mm: dict[str, float]) -> Check:
 
 
 def not_checked(*, mouth_judged: bool = False, eyes_judged: bool = False) -> list[Check]:
-    """What no model here judges: hats and glasses always; the mouth without the landmark net
+    """What no model here judges: glare or tint on glasses and a covering's shadow, always; the mouth without the landmark net
     (`mouth_check`), the eyes without the eye cascade (`eyes_check`)."""
     texts = [NOT_CHECKED[0]]
     if not mouth_judged:
