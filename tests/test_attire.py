@@ -151,3 +151,43 @@ def test_glasses_on_the_corpus(frontal: dict) -> None:
     bare = {name: verdict for name, verdict in seen.items() if name not in GLASSES}
     assert not [name for name, verdict in bare.items() if verdict is True], bare
     assert len([name for name, verdict in bare.items() if verdict is None]) <= 3, bare
+
+
+# -- issue 51, item 3: the background's colour judged against the authority's colours ---------------
+
+
+def test_a_magenta_background_fails_where_the_authority_allows_white() -> None:
+    from app.imaging.compliance import background_checks
+
+    alpha = np.zeros((200, 160), np.uint8)
+    alpha[80:, 40:120] = 255
+    allowed = get_spec("us-passport").background_colours
+    for colour, expected in (((255, 0, 255), False), ((255, 255, 255), True), ((245, 245, 240), True)):
+        rgb = np.zeros((200, 160, 3), np.uint8)
+        rgb[:] = colour
+        line = {c.name: c for c in background_checks(rgb, alpha, colour=colour, gradient=False, allowed=allowed)}
+        assert line["background_colour"].passed is expected, (colour, line["background_colour"])
+    # without an authority (a custom size), the chosen colour is the aim
+    rgb = np.zeros((200, 160, 3), np.uint8)
+    rgb[:] = (255, 0, 255)
+    line = {c.name: c for c in background_checks(rgb, alpha, colour=(255, 0, 255), gradient=False)}
+    assert line["background_colour"].passed is True
+
+
+def test_hopper_on_a_us_passport_in_magenta_through_the_api(client) -> None:
+    """The page's answer for hopper (navy cap, glasses) on us-passport with a magenta background: the
+    covering, glasses and colour lines fail with the authority's words, and the photo is not compliant."""
+    corpus.fetch(None)
+    path = next(iter(glob.glob(str(corpus.default_dir() / "hopper.*"))))
+    with open(path, "rb") as handle:
+        data = handle.read()
+    response = client.post("/api/v1/idphoto", data={"image": (__import__("io").BytesIO(data), "hopper.jpg"),
+                                                     "spec": "us-passport", "background": "#ff00ff"},
+                           headers={"Accept": "application/json"}, content_type="multipart/form-data")
+    assert response.status_code == 200, response.get_data(as_text=True)
+    body = response.get_json()
+    lines = {check["name"]: check for check in body["compliance"]["checks"]}
+    assert lines["head_covering"]["pass"] is False and "religious" in lines["head_covering"]["allowed"]
+    assert lines["eyeglasses"]["pass"] is False and "November 1, 2016" in lines["eyeglasses"]["allowed"]
+    assert lines["background_colour"]["pass"] is False and "white" in lines["background_colour"]["allowed"]
+    assert body["compliance"]["compliant"] is False

@@ -373,7 +373,7 @@
       : [c.pass ? "Nothing else beside the head" : "Someone or something beside the head", c.pass ? "the top corners are plain background" : `${Math.round(100 * c.value)}% of the top corners is not background`],
     background_colour: (c) => typeof c.value === "object" && c.value !== null
       ? [c.pass ? `Your background reads as ${colourLabel(c.value.nearest).toLowerCase()}` : "Your background is not an allowed colour", `nearest allowed: ${colourLabel(c.value.nearest).toLowerCase()} (lightness ${c.value.lightness}, hue off by ${c.value.hue})`]
-      : [c.pass ? "Background colour as chosen" : "Background colour differs", `off by ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
+      : [c.pass ? "Background colour allowed" : "Background colour not allowed", `off by ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
     background_even: (c) => [c.pass ? "Evenly lit background" : "Background unevenly lit", `light varies by ${Number(c.value).toFixed(0)}; allowed up to ${upTo(c.allowed)}`],
     background_shadow: (c) => [c.pass ? "No shadow behind the head" : "Shadow behind the head", `${Math.round(100 * c.value)}% darker beside the head`],
     photographed_frame: (c) => ["Nothing painted in", c.advice],
