@@ -173,7 +173,7 @@ def test_desktop_id_photo_download_and_face_count_error(server: Server, browser:
         # what no model judges is said plainly, in a neutral style, never as a pass
         unchecked = page.locator("#checks li.unchecked")
         assert unchecked.count() >= 1
-        expect(unchecked.first).to_contain_text("We cannot check for hats or glasses")
+        expect(unchecked.first).to_contain_text("We cannot check glasses for glare")
         expect(page.locator("#checks")).to_contain_text("Hands away from the head")
         expect(page.locator("#checks")).to_contain_text("Smile allowed")  # cn-1inch allows a natural smile
         expect(page.locator("#checks")).to_contain_text("Facing the camera")

@@ -239,6 +239,8 @@ def test_to_dict_round_trips(spec: PhotoSpec) -> None:
         "rules",
         "edits",
         "expression_source",
+        "covering_source",
+        "glasses",
     }
     assert PhotoSpec.from_dict(data) == spec
     assert data["default_background"] == spec.default_background

@@ -56,14 +56,15 @@ SPEC = "\n".join([
 
 def test_the_counts_per_kind(tmp_path: Path) -> None:
     """primary: own, own-edits (inherits the kind); copy: relay; secondary: blog (cited twice,
-    counted once); none: the ISO pose tolerance (ours) and the two edits that rest on no source."""
+    counted once); none: the ISO pose tolerance, our words on hats and on glasses (no authority's
+    found: `rules.NO_COVERING_WORDS`, `NO_GLASSES_WORDS`) and the two edits that rest on no source."""
     spec = load_table(write_table(tmp_path, SPEC)).specs["x-passport"]
-    assert len(cited_sources(spec)) == 5
-    assert kind_counts(spec) == {"primary": 2, "copy": 1, "secondary": 1, "none": 3}
+    assert len(cited_sources(spec)) == 7
+    assert kind_counts(spec) == {"primary": 2, "copy": 1, "secondary": 1, "none": 5}
     table = sources_table([spec, spec]).splitlines()
     assert table[0].split() == ["spec", *SOURCE_KINDS]
-    assert table[2].split() == ["x-passport", "2", "1", "1", "3"]
-    assert table[-1].split() == ["total", "4", "2", "2", "6"]
+    assert table[2].split() == ["x-passport", "2", "1", "1", "5"]
+    assert table[-1].split() == ["total", "4", "2", "2", "10"]
 
 
 def test_the_loader_refuses_a_source_without_its_kind(tmp_path: Path) -> None:

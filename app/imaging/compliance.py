@@ -100,10 +100,13 @@ class Check:
 
 
 def background_checks(
-    rgb: np.ndarray, alpha: np.ndarray, *, colour: tuple[int, int, int], gradient: bool
+    rgb: np.ndarray, alpha: np.ndarray, *, colour: tuple[int, int, int], gradient: bool,
+    allowed: dict[str, tuple[int, int, int]] | None = None,
 ) -> list[Check]:
-    """Uniformity of the pure-background pixels (alpha < 2%): per-row spread and distance to `colour`
-    (for a gradient, only the spread across rows is checked)."""
+    """Uniformity of the pure-background pixels (alpha < 2%): per-row spread and distance to the
+    nearest colour the authority allows (`allowed`, by name; None: no authority stands behind the
+    spec, and the chosen `colour` is the aim), never merely to the colour the client chose (for a
+    gradient, only the spread across rows is checked)."""
     background = alpha < 5
     if background.mean() < 0.02:
         return [Check("background_uniformity", None, "visible background", False)]
@@ -117,8 +120,14 @@ def background_checks(
     checks = [Check("background_uniformity", spread, f"<= {MAX_BACKGROUND_STD} (std per row)", spread <= MAX_BACKGROUND_STD),
               corners_check(alpha)]
     if not gradient:
-        delta = float(np.linalg.norm(pixels[background].mean(axis=0) - np.asarray(colour, np.float32)))
-        checks.append(Check("background_colour", delta, f"<= {MAX_BACKGROUND_DELTA} from {colour}", delta <= MAX_BACKGROUND_DELTA))
+        targets = {"chosen": colour} if allowed is None else allowed
+        mean = pixels[background].mean(axis=0)
+        name = min(targets, key=lambda key: float(np.linalg.norm(mean - np.asarray(targets[key], np.float32))))
+        delta = float(np.linalg.norm(mean - np.asarray(targets[name], np.float32)))
+        words = " or ".join(f"{key} {tuple(rgb_)}" for key, rgb_ in targets.items())
+        passed = delta <= MAX_BACKGROUND_DELTA
+        checks.append(Check("background_colour", delta, f"<= {MAX_BACKGROUND_DELTA} from {words}", passed,
+                            advice=None if passed else f"The background is not a colour this authority allows: choose {' or '.join(targets)}"))
     return checks
 
 
@@ -414,7 +423,7 @@ def extension_check(extended_mm: dict[str, float]) -> Check:
 
 
 def not_checked(*, mouth_judged: bool = False, eyes_judged: bool = False) -> list[Check]:
-    """What no model here judges: hats and glasses always; the mouth without the landmark net
+    """What no model here judges: glare or tint on glasses and a covering's shadow, always; the mouth without the landmark net
     (`mouth_check`), the eyes without the eye cascade (`eyes_check`)."""
     texts = [NOT_CHECKED[0]]
     if not mouth_judged:
@@ -509,6 +518,7 @@ class ReportInput:
     chin: np.ndarray | None = None
     head_pose: Pose | None = None
     dense_roll: float | None = None
+    authority_colours: bool = True  # False: no authority stands behind the spec (a custom size): the chosen colour
 
 
 def report(given: ReportInput) -> list[Check]:
@@ -551,7 +561,8 @@ def report(given: ReportInput) -> list[Check]:
         checks.extend(photographed_background_checks(backdrop, allowed=given.allowed_backgrounds,
                                                      other_faces=max(0, len(faces) - 1)))
     else:
-        checks.extend(background_checks(rgb, alpha, colour=given.background, gradient=given.gradient))
+        checks.extend(background_checks(rgb, alpha, colour=given.background, gradient=given.gradient,
+                                        allowed=given.allowed_backgrounds if given.authority_colours else None))
     frame = frame_check(given.missing_mm)
     if frame is not None:
         checks.append(frame)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 CORNERS_ADVICE = "Someone or something else is beside your head: use a photo with no one else in it and a plain wall behind you."
 NOT_CHECKED = (
-    "We cannot check for hats or glasses: make sure there are none",
+    "We cannot check glasses for glare or tinted lenses, nor a head covering's shadow on the face: make sure there is none",
     "We cannot check that your expression is neutral and your mouth closed: make sure it is",
 )
 NOT_CHECKED_EYES = "We cannot check that your eyes are open: make sure they are"

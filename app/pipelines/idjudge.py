@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from ..imaging import arms, compliance, expression, quality
+from ..imaging import arms, compliance, covering, expression, glasses, quality
 from ..imaging.dense_roll import eye_line_roll
 from ..imaging.head import chin_row
 from ..models.faces import Face
@@ -40,7 +40,8 @@ def assess_capture(rgb: np.ndarray, sitter: Sitter) -> list[dict[str, object]]:
 def judge_input(rgb: np.ndarray, alpha: np.ndarray, sitter: Sitter, spec: PhotoSpec,
                 capture: list[dict[str, object]]) -> OnInput:
     """Hands near the head (the person's matte and the face's own skin colour, above the chin), arms
-    near the head (the matte's outline alone: `arms`), the
+    near the head (the matte's outline alone: `arms`), a hat or head covering (`covering`), glasses
+    (`glasses`, judged as the spec's authority says), the
     eyes open (OpenCV's eye cascade on each eye's window), with the 68 dense landmarks the mouth,
     and the lines judged from the capture quality's measures (`assess_capture`)."""
     face = sitter.face
@@ -48,7 +49,10 @@ def judge_input(rgb: np.ndarray, alpha: np.ndarray, sitter: Sitter, spec: PhotoS
                                          other_faces=sitter.others_detected)
     reach, _ = arms.arms_near_head(alpha, face.landmarks, chin_y=chin_row(face.landmarks, sitter.chin),
                                    other_faces=sitter.others_detected)
-    checks = [compliance.hands_check(area), arms.arms_check(reach)]
+    checks = [compliance.hands_check(area), arms.arms_check(reach),
+              covering.covering_check(covering.read_covering(rgb, alpha, face.landmarks), spec.covering_source),
+              glasses.glasses_check(glasses.bridge_edge(rgb, face.landmarks), policy=spec.glasses,
+                                    source=spec.glasses_source)]
     eyes = expression.eyes_found(rgb, face.landmarks)
     if eyes is not None:
         checks.append(compliance.eyes_check(eyes))
@@ -97,6 +101,7 @@ def judge_output(data: bytes, given: Judged, sitter: Sitter, on_input: OnInput, 
         extended_mm=given.extended_mm,
         missing_mm=given.missing_mm,
         allowed_backgrounds=spec.background_colours,
+        authority_colours=spec.id != "custom",
         others_alpha=given.others_alpha,
         applied=tuple(edit.policy for edit in given.edits),
         input_eye_distance_px=sitter.eye_distance,

@@ -28,6 +28,9 @@ CV photo), plus `order.toml`:
     head_width_of = "face"         # head_width is the "face" between the ear roots (the default) or the whole "head"
     mouth_closed = true            # a closed mouth is required (the default); false where a natural smile is allowed
     expression_source = "de-expr"  # the authority's words on the expression (required; "pilotlight default:" where none)
+    covering_source = "de-hats"    # the authority's words on hats and head coverings (optional: else ours, kind "none")
+    glasses = "conditions"         # "forbidden", "conditions" or "unstated" (the default), with glasses_source
+    glasses_source = "de-glasses"
     head_height = { low = "32 mm", high = "36 mm", source = "de-head" }
     eye_line = { low = "50 %", high = "70 %", source = "iso-eyes", note = "50-70 % of 45 mm." }
 
@@ -77,6 +80,7 @@ POSE_KEYS = frozenset({"max_yaw_deg", "max_pitch_deg", "max_roll_deg", "source"}
 FILE_KEYS = ("min_px", "max_px", "min_file_size", "max_file_size", "file_source")
 REQUIRED_SPEC_KEYS = ("name", "country", "width", "height", "dpi", "size_source", "backgrounds", "citation")
 SPEC_KEYS = frozenset({"extends", "aliases", "crown", "head_width_of", "mouth_closed", "pose", "edits", "expression_source",
+                       "covering_source", "glasses", "glasses_source",
                        *REQUIRED_SPEC_KEYS,
                        *FILE_KEYS, *RULE_NAMES})
 EDIT_KEYS = frozenset({"policy", "source", "apply", "note", "instead"})
@@ -388,6 +392,12 @@ def _spec(spec_id: str, file: str, table: dict[str, Any], sources: dict[str, Sou
     if "edits" not in table:
         raise SpecDataError(f"{where}: missing edits (what its authority says of each edit: {', '.join(EDIT_OPERATIONS)})")
     edits = _edits(f"{where}.edits", table["edits"], sources)
+    attire: dict[str, Any] = {}
+    if "covering_source" in table:
+        attire["covering_source"] = _ref(f"{where}.covering_source", table["covering_source"], sources)
+    if "glasses" in table:
+        attire["glasses"] = table["glasses"]
+        attire["glasses_source"] = _ref(f"{where}.glasses_source", table.get("glasses_source"), sources)
     try:
         rules = Rules(
             **bands,  # type: ignore[arg-type]
@@ -414,6 +424,7 @@ def _spec(spec_id: str, file: str, table: dict[str, Any], sources: dict[str, Sou
             size_source=size_source,
             expression_source=expression_source,
             edits=edits,
+            **attire,
             **file_rules,  # type: ignore[arg-type]
         )
     except (ValueError, TypeError) as error:  # PhotoSpec's own messages start with the id

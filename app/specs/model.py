@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .edits import EDIT_OPERATIONS, KEEP_BACKGROUND, EditPolicy, edit_policy_from_dict, no_authority
-from .rules import DEFAULT_PREFIX, PILOTLIGHT_URL, Band, Rules, Source, is_number
+from .rules import (DEFAULT_PREFIX, GLASSES_POLICIES, NO_COVERING_WORDS, NO_GLASSES_WORDS, PILOTLIGHT_URL, Band, Rules,
+                    Source, is_number)
 
 MM_PER_INCH = 25.4
 MIN_DPI = 72
@@ -117,6 +118,11 @@ class PhotoSpec:
     file_source: Source | None = None
     size_source: Source | None = None  # where width_mm x height_mm (or the pixel size) comes from
     expression_source: Source | None = None  # the words behind rules.mouth_closed (None: a custom spec)
+    # the authority's words on hats and head coverings (refused, and the religious or medical exception)
+    covering_source: Source = NO_COVERING_WORDS
+    # eyeglasses: "forbidden" (US since 2016), "conditions" (allowed without glare or tint), "unstated"
+    glasses: str = "unstated"
+    glasses_source: Source = NO_GLASSES_WORDS
     # operation -> what the authority says of it (EDIT_OPERATIONS, every one); default: no authority
     edits: dict[str, EditPolicy] = field(default_factory=no_authority)
 
@@ -151,6 +157,10 @@ class PhotoSpec:
                 raise ValueError(f"{self.id}: {label} must be a positive integer or None")
         if self.min_kb is not None and self.max_kb is not None and self.min_kb >= self.max_kb:
             raise ValueError(f"{self.id}: min_kb must be below max_kb")
+        if self.glasses not in GLASSES_POLICIES:
+            raise ValueError(f"{self.id}: glasses must be one of {', '.join(GLASSES_POLICIES)}")
+        if not (isinstance(self.covering_source, Source) and isinstance(self.glasses_source, Source)):
+            raise ValueError(f"{self.id}: covering_source and glasses_source must be Sources")
         self._check_rules()
         self._check_pixel_window()
         self._check_edits()
@@ -216,7 +226,8 @@ class PhotoSpec:
             for source in band.sources():
                 if source not in found:
                     found.append(source)
-        for source in (self.size_source, self.rules.pose_source, self.file_source, self.expression_source):
+        for source in (self.size_source, self.rules.pose_source, self.file_source, self.expression_source,
+                       self.covering_source, self.glasses_source):
             if source is not None and source not in found:
                 found.append(source)
         return found
@@ -247,6 +258,8 @@ class PhotoSpec:
             "file_source": None if self.file_source is None else self.file_source.to_dict(),
             "size_source": None if self.size_source is None else self.size_source.to_dict(),
             "expression_source": None if self.expression_source is None else self.expression_source.to_dict(),
+            "covering_source": self.covering_source.to_dict(),
+            "glasses": {"policy": self.glasses, "source": self.glasses_source.to_dict()},
             "source": self.source,
             "rules": self.rules.to_dict(width_mm=self.width_mm, height_mm=self.height_mm),
             "edits": {operation: policy.to_dict() for operation, policy in self.edits.items()},
@@ -282,6 +295,9 @@ class PhotoSpec:
             size_source=None if data["size_source"] is None else Source.from_dict(data["size_source"]),
             expression_source=None if data["expression_source"] is None else Source.from_dict(data["expression_source"]),
             edits={operation: edit_policy_from_dict(policy) for operation, policy in data["edits"].items()},
+            covering_source=Source.from_dict(data["covering_source"]) if "covering_source" in data else NO_COVERING_WORDS,
+            glasses=data["glasses"]["policy"] if "glasses" in data else "unstated",
+            glasses_source=Source.from_dict(data["glasses"]["source"]) if "glasses" in data else NO_GLASSES_WORDS,
         )
 
 

@@ -181,6 +181,24 @@ ISO_POSE = Source(
     kind="none",
 )
 
+# Where no words of the authority on hats or glasses were found: what we do, said as ours.
+NO_COVERING_WORDS = Source(
+    title=f"{DEFAULT_PREFIX} no words of this authority on hats or head coverings found in our stored sources",
+    url=PILOTLIGHT_URL,
+    quote=("Not the authority's words: the authorities whose words we hold (the US Department of State, Canada's "
+           "IRCC) refuse hats and head coverings unless worn for religious or medical reasons, and ICAO-based rules "
+           "ask for the full face and head to show; we fail a covering on this spec too, with that exception."),
+    kind="none",
+)
+NO_GLASSES_WORDS = Source(
+    title=f"{DEFAULT_PREFIX} no words of this authority on eyeglasses found in our stored sources",
+    url=PILOTLIGHT_URL,
+    quote=("Not the authority's words: we do not refuse glasses on this spec; where it allows them, authorities "
+           "commonly ask for no glare, no tinted lenses and frames clear of the eyes."),
+    kind="none",
+)
+GLASSES_POLICIES = ("forbidden", "conditions", "unstated")
+
 VERTICAL_RULES = ("head_height", "eye_line", "crown_margin", "chin_margin")
 HORIZONTAL_RULES = ("head_width", "side_margin", "centre_x", "eye_distance")
 

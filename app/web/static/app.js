@@ -373,7 +373,7 @@
       : [c.pass ? "Nothing else beside the head" : "Someone or something beside the head", c.pass ? "the top corners are plain background" : `${Math.round(100 * c.value)}% of the top corners is not background`],
     background_colour: (c) => typeof c.value === "object" && c.value !== null
       ? [c.pass ? `Your background reads as ${colourLabel(c.value.nearest).toLowerCase()}` : "Your background is not an allowed colour", `nearest allowed: ${colourLabel(c.value.nearest).toLowerCase()} (lightness ${c.value.lightness}, hue off by ${c.value.hue})`]
-      : [c.pass ? "Background colour as chosen" : "Background colour differs", `off by ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
+      : [c.pass ? "Background colour allowed" : "Background colour not allowed", `off by ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
     background_even: (c) => [c.pass ? "Evenly lit background" : "Background unevenly lit", `light varies by ${Number(c.value).toFixed(0)}; allowed up to ${upTo(c.allowed)}`],
     background_shadow: (c) => [c.pass ? "No shadow behind the head" : "Shadow behind the head", `${Math.round(100 * c.value)}% darker beside the head`],
     photographed_frame: (c) => ["Nothing painted in", c.advice],
@@ -382,6 +382,8 @@
     capture_exposure: (c) => [c.pass ? "Well exposed" : "Too dark or washed out", `highlights ${Math.round(100 * c.value.highlights)}%, ${(100 * c.value.clipped_black).toFixed(1)}% clipped to black, ${(100 * c.value.washed_out).toFixed(1)}% washed out`],
     capture_lighting: (c) => [c.pass ? "Even light on the face" : "One side of the face in shadow", `the darker half has ${Math.round(100 * c.value)}% of the brighter half's light`],
     hands: (c) => [c.pass ? "Hands away from the head" : "Hand or arm near the head", c.pass ? "nothing but the head and shoulders" : "skin beside the head"],
+    head_covering: (c) => [c.pass === true ? "No hat or head covering" : c.pass === false ? "Hat or head covering" : "Hat or hair? Check it yourself", c.allowed],
+    eyeglasses: (c) => [c.kind === "info" ? "Glasses: allowed with conditions" : c.pass === true ? "No glasses" : c.pass === false ? "Glasses: take them off" : "Glasses? Check it yourself", c.allowed],
     arms_near_head: (c) => [c.pass ? "Nothing beside or above the head" : "Arm or hand beside the head", c.pass ? "the outline is the head and shoulders" : `${Number(c.value).toFixed(1)} eye distances squared of you outside your head and shoulders; no authority's words found: our rule`],
     eyes_open: (c) => [c.pass ? "Eyes open" : "Eyes may be closed", `${c.value} eyes seen open`],
     mouth_closed: (c) => c.pass === null
