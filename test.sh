@@ -33,4 +33,6 @@ if [ -n "$missing" ]; then
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
 fi
 export PATH="$PATH:/usr/sbin"  # nginx lives in /usr/sbin, outside an unprivileged user's PATH
-exec "$VENV/bin/python" -m pytest "$@"
+# One test process per core, at most 4 (pytest-xdist), each taking whole files (--dist loadfile): a
+# file's module-scoped server is started once. `./test.sh -n 0` runs in one process.
+exec "$VENV/bin/python" -m pytest -n auto --maxprocesses 4 --dist loadfile "$@"

@@ -287,11 +287,12 @@ def test_a_warm_up_pass_runs_each_modnet_shape_once_and_leaves_out_what_adds_not
     matte = registry.segmenter("modnet")
     matte.session = _CountingSession(matte.session, shapes)
     service.warm()
-    # the ID photo's request runs the astronaut's shape; modnet.warmup() the two others; the cut-out
+    # a HEIC decode first (libheif's set-up in this process); the ID photo's request runs the
+    # astronaut's shape; modnet.warmup() the two others; the cut-out
     # request with model=modnet would only repeat the first, so the pass leaves it out
     assert shapes == Counter({(1, 3, height, width): 1 for width, height in SHAPES}), shapes
     steps = [step["step"] for step in service.warmup_steps]
-    assert steps == ["POST /api/v1/idphoto/sheet spec=icao paper=4x6 background=white",
+    assert steps == ["decode warmup.heic", "POST /api/v1/idphoto/sheet spec=icao paper=4x6 background=white",
                      "POST /api/v1/remove-background model=u2netp", "POST /api/v1/faces crops=true", "modnet.warmup()"], steps
 
     skipping = Service.of(create_app(replace(settings, warmup_skip=("requests",)), registry))

@@ -24,6 +24,7 @@ Nothing here imports the app.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import importlib.util
 import json
@@ -486,9 +487,17 @@ def make_portrait(portrait: Portrait, data: bytes) -> bytes:
 def fetch(directory: Path | None = None, *, names: tuple[str, ...] = ()) -> list[dict[str, object]]:
     """Make `directory` hold every portrait (or those in `names`) and `manifest.json`; returns the
     manifest entries. Idempotent: files whose sha256 matches the last manifest are left alone.
-    Raises CorpusError on any download failure or checksum mismatch."""
+    Raises CorpusError on any download failure or checksum mismatch. One process at a time fetches
+    into a directory (a lock file in it): test processes running side by side wait for each other,
+    and the later ones find the portraits there."""
     directory = directory or default_dir()
     directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".fetch.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        return _fetch(directory, names)
+
+
+def _fetch(directory: Path, names: tuple[str, ...]) -> list[dict[str, object]]:
     previous = {}
     manifest_path = directory / MANIFEST_NAME
     if manifest_path.is_file():

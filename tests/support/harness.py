@@ -76,10 +76,54 @@ def summary(values: Sequence[float]) -> dict[str, float]:
             "mean": statistics.fmean(values), "min": min(values), "max": max(values)}
 
 
-def free_port() -> int:
+# Ports handed out by free_port: a block per test process, below the kernel's ephemeral range.
+PORT_BLOCK = 1000
+PORT_BASE = 15000
+_handed_out: list[int] = []
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _port_block() -> range | None:
+    """This process's ports: pytest-xdist's worker gwN takes block N (the main process block 0),
+    all of them below the ephemeral range, where no outgoing connection takes its source port.
+    None where the ephemeral range starts too low for the blocks."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    start = PORT_BASE + index * PORT_BLOCK
+    return range(start, start + PORT_BLOCK) if start + PORT_BLOCK <= _ephemeral_low() else None
+
+
+def _bindable(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((LOOPBACK, 0))
-        return int(sock.getsockname()[1])
+        try:
+            sock.bind((LOOPBACK, port))
+        except OSError:
+            return False
+        return True
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on, for a server to bind. Each test process draws from a block
+    of its own, in turn (`_port_block`): the port the kernel picks for bind(0) comes from the
+    ephemeral range, where another test process, or any outgoing connection, could take it between
+    this check and the server's own bind."""
+    block = _port_block()
+    if block is None:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((LOOPBACK, 0))
+            return int(sock.getsockname()[1])
+    for offset in range(len(block)):  # bounded: one look at each port of the block
+        port = block[(len(_handed_out) + offset) % len(block)]
+        if _bindable(port):
+            _handed_out.append(port)
+            return port
+    raise RuntimeError(f"no free loopback port in {block.start}-{block.stop - 1}")
 
 
 def port_open(port: int) -> bool:
