@@ -24,16 +24,11 @@ import hmac
 from flask import Flask, Response, g, request
 
 from . import observability
-from .config import Settings
+from .config import Settings, key_label  # key_label: what /metrics shows for a key
 from .errors import ApiError
 
 API_PREFIX = "/api/v1/"
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="pilotlight"'}
-
-
-def key_label(key: str) -> str:
-    """What /metrics shows for a key: 8 hex digits of its SHA-256 (not enough to guess it from)."""
-    return hashlib.sha256(key.encode()).hexdigest()[:8]
 
 
 class KeyRing:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import math
 import os
@@ -24,7 +25,24 @@ FRONTS = ("auto", "nginx", "none")  # FRONT, see app/serving/launch.py
 # Read by the request intake that nginx replaced; the launcher warns when one is still set.
 RETIRED = {"MIN_BODY_RATE": "BODY_TIMEOUT", "MIN_RESPONSE_RATE": "SEND_TIMEOUT"}
 _KEY = re.compile(r"^[A-Za-z0-9._~+/=-]+$")  # RFC 6750 b64token
+_KEY_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")  # a key's name: the client nginx counts its requests under
 _ORIGIN = re.compile(r"^https?://[a-z0-9.-]+(:[0-9]{1,5})?$|^https?://\[[0-9a-f:.]+\](:[0-9]{1,5})?$")
+
+
+def key_label(key: str) -> str:
+    """A key's public name: 8 hex digits of its SHA-256 (not enough to guess it from). /metrics
+    shows it, and nginx counts an unnamed key's requests under it."""
+    return hashlib.sha256(key.encode()).hexdigest()[:8]
+
+
+@dataclass(frozen=True)
+class KeyShare:
+    """One of API_KEYS as nginx counts it: `name` (the key's own, else `key_label`) and `posts`,
+    the POSTs it may have in progress at once (None: MAX_POSTS_PER_KEY's)."""
+
+    name: str
+    key: str = field(repr=False)
+    posts: int | None = None
 
 
 class ReleaseMemory(str, Enum):
@@ -154,6 +172,10 @@ class Settings:
     require_trusted_proxies: bool = False
     max_matting_px: int | None = None  # unknown pixels alpha matting may solve for; None: what half of TIMEOUT allows
     api_keys: tuple[str, ...] = field(default=(), repr=False)  # empty: /api/v1 is open (app/auth.py)
+    # API_KEYS' names and shares, where its lines give them (`name:key` or `name:key:posts`)
+    key_shares: tuple[KeyShare, ...] = field(default=(), repr=False)
+    # POSTs in progress at once per API key without a share of its own; None: `posts_per_key` decides
+    max_posts_per_key: int | None = None
     # POST /warmup's own key (beside API_KEYS); with neither, /warmup answers 403 to every client
     warmup_key: str | None = field(default=None, repr=False)
     # with API_KEYS: GET /metrics needs a key too (it shows key labels and counts); false opens it to a
@@ -211,6 +233,28 @@ class Settings:
         return 2 if self.max_posts_in_progress is not None else 4
 
     @property
+    def posts_per_key(self) -> int | None:
+        """POSTs a valid API key may have in progress at once unless its line gives its own share
+        (MAX_POSTS_PER_KEY); None: no cap. By default half the server's places for POSTs where
+        TEMP_BUDGET_MB caps them (no one key holds them all), else 16: a backend serving many users
+        from one address is one client of the server's, not one user."""
+        if self.max_posts_per_key is not None:
+            return self.max_posts_per_key or None
+        posts = self.max_posts_in_progress
+        return max(1, posts // 2) if posts is not None else 16
+
+    @property
+    def keyed_clients(self) -> tuple[KeyShare, ...]:
+        """Every one of API_KEYS with its name and share (a key without a line of its own: its
+        label, and `posts_per_key`), in API_KEYS' order."""
+        given = {share.key: share for share in self.key_shares}
+        found = []
+        for key in self.api_keys:
+            share = given.get(key) or KeyShare(key_label(key), key)
+            found.append(share if share.posts is not None else replace(share, posts=self.posts_per_key))
+        return tuple(found)
+
+    @property
     def lockout_addresses(self) -> int | None:
         """The fewest client addresses whose POSTs, each address at its cap, fill every place the
         server has for POSTs (None: no server-wide cap, or no per-client one)."""
@@ -237,6 +281,7 @@ class Settings:
         env = os.environ if env is None else env
         reader = _Reader(env)
         defaults = cls(model_home=default_model_home(env))
+        key_shares = reader.key_shares("API_KEYS")
         settings = cls(
             host=reader.text("HOST", defaults.host),
             port=reader.integer("PORT", defaults.port, low=1, high=65535),
@@ -293,7 +338,9 @@ class Settings:
             trusted_proxies=reader.networks("TRUSTED_PROXIES"),
             require_trusted_proxies=reader.boolean("REQUIRE_TRUSTED_PROXIES", defaults.require_trusted_proxies),
             max_matting_px=reader.optional_integer("MAX_MATTING_PIXELS", low=1000, high=100_000_000),
-            api_keys=reader.api_keys("API_KEYS"),
+            api_keys=tuple(share.key for share in key_shares),
+            key_shares=key_shares,
+            max_posts_per_key=reader.optional_integer("MAX_POSTS_PER_KEY", low=0, high=100_000),
             warmup_key=reader.secret_key("WARMUP_KEY"),
             metrics_need_key=reader.boolean("METRICS_NEED_KEY", defaults.metrics_need_key),
         )
@@ -473,9 +520,41 @@ class _Reader:
                 raise ConfigError(f"{name}: {origin!r} is not an origin like https://example.com or http://localhost:3000")
         return origins
 
-    def api_keys(self, name: str) -> tuple[str, ...]:
+    def key_shares(self, name: str) -> tuple[KeyShare, ...]:
+        """API_KEYS as `api_keys` reads it, each entry `key`, `name:key` or `name:key:posts` (a
+        key holds no colon): its name is the client nginx counts it as, `posts` its own share of
+        POSTs in progress. Error messages name the variable and the entry's place, never a key."""
+        shares: list[KeyShare] = []
+        for index, entry in enumerate(self.api_keys(name, entries=True), 1):
+            fields = entry.split(":")
+            if len(fields) > 3:
+                raise ConfigError(f"{name}: entry {index} has {len(fields)} fields; write key, name:key or name:key:posts")
+            key = fields[0] if len(fields) == 1 else fields[1]
+            self._check_key(name, index, key)
+            label = fields[0] if len(fields) > 1 else key_label(key)
+            if not _KEY_NAME.match(label):
+                raise ConfigError(f"{name}: entry {index}'s name must be 1-64 characters of A-Z a-z 0-9 _ . -")
+            posts = None
+            if len(fields) == 3:
+                if not fields[2].isdigit() or not 1 <= int(fields[2]) <= 100_000:
+                    raise ConfigError(f"{name}: entry {index}'s share of POSTs must be a whole number in 1..100000")
+                posts = int(fields[2])
+            if any(share.key == key for share in shares):
+                continue
+            if any(share.name == label for share in shares):
+                raise ConfigError(f"{name}: entry {index}'s name {label!r} is another key's too: each key its own")
+            shares.append(KeyShare(label, key, posts))
+        return tuple(shares)
+
+    @staticmethod
+    def _check_key(name: str, index: int, key: str) -> None:
+        if len(key) < 16 or not _KEY.match(key):
+            raise ConfigError(f"{name}: key {index} must be at least 16 characters of A-Z a-z 0-9 . _ ~ + / = -")
+
+    def api_keys(self, name: str, *, entries: bool = False) -> tuple[str, ...]:
         """Comma-separated keys, or the path of a file with one key per line (a mounted secret).
-        Error messages name the variable, never a key."""
+        Error messages name the variable, never a key. `entries`: the entries unchecked, as written
+        (`key_shares` reads them)."""
         raw = self._raw(name)
         if raw is None:
             return ()
@@ -491,9 +570,9 @@ class _Reader:
         keys = tuple(dict.fromkeys(part.strip() for part in parts if part.strip()))
         if not keys:
             raise ConfigError(f"{name} lists no keys")
-        for index, key in enumerate(keys, 1):
-            if len(key) < 16 or not _KEY.match(key):
-                raise ConfigError(f"{name}: key {index} must be at least 16 characters of A-Z a-z 0-9 . _ ~ + / = -")
+        if not entries:
+            for index, key in enumerate(keys, 1):
+                self._check_key(name, index, key)
         return keys
 
     def secret_key(self, name: str) -> str | None:

@@ -487,3 +487,14 @@ def test_rembg_dc_estimates_the_colours_under_soft_edges(client: FlaskClient, as
     assert (plain[:, :, 3] == clean[:, :, 3]).all(), "the same alpha"
     soft = (plain[:, :, 3] > 0) & (plain[:, :, 3] < 255)
     assert soft.any() and np.abs(plain[soft][:, :3].astype(int) - clean[soft][:, :3]).max() > 10
+
+
+def test_nginx_knows_the_drop_in_routes_for_its_error_shapes(app: Flask) -> None:
+    """nginx answers its own refusals in rembg's shape on rembg's route and in HivisionIDPhotos' on
+    its routes (app/serving/front.py): the lists it renders are the blueprints' own paths."""
+    from app.serving import front
+
+    paths = {blueprint: {rule.rule for rule in app.url_map.iter_rules() if rule.endpoint.startswith(f"{blueprint}.")}
+             for blueprint in ("hivision", "rembg")}
+    assert paths["hivision"] == set(front.HIVISION_ROUTES)
+    assert paths["rembg"] == set(front.REMBG_ROUTES)

@@ -7,6 +7,8 @@ asserts a duration."""
 
 from __future__ import annotations
 
+import json
+import os
 import socket
 import time
 from collections.abc import Iterator
@@ -19,9 +21,9 @@ from app.assets import STATIC, asset_version
 from app.config import Settings
 from tests.conftest import WARM, RunningServer, reachable_folder
 from tests.support import kube
-from tests.support.harness import Server, free_port
+from tests.support.harness import Server, cmdline, free_port
 from tests.support.hostile import big_photo, hostile_socket, spooled_bytes, temp_file_bytes
-from tests.support.lockout import METHODS, PATHS, VICTIM, Holders, address, framed, served
+from tests.support.lockout import PIECE, METHODS, PATHS, VICTIM, Holders, address, framed, served, slow_upload_head
 
 pytestmark = pytest.mark.server
 
@@ -299,3 +301,91 @@ def test_a_redirect_keeps_its_location_through_the_front(limited: Server) -> Non
     sock, head = raw(limited.port, b"GET /api//v1/specs HTTP/1.0\r\n\r\n")
     sock.close()
     assert head.startswith(b"HTTP/1.1 308 ") and b"\r\nLocation: /api/v1/specs\r\n" in head, head[:300]
+
+
+# -- a backend's key: its own share, and nginx's refusals in each API's shape (issue 50) -----------
+
+KEY = "backend-key-0123456789abcdef"  # the key file's one line: backend:KEY:8
+KEY_SHARE = 8
+
+
+@pytest.fixture(scope="module")
+def keyed_pod(running_server: RunningServer, base_env: dict[str, str],
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The same base with API_KEYS: a mounted key file whose one backend may have 8 POSTs in progress."""
+    secret = tmp_path_factory.mktemp("keys") / "api-keys"
+    secret.write_text(f"backend:{KEY}:{KEY_SHARE}\n")
+    secret.chmod(0o600)
+    with reachable_folder() as folder, running_server(**{**base_env, "API_KEYS": str(secret), "FRONT_TEMP_DIR": str(folder),
+                                                         "MANAGEMENT_PORT": str(free_port())}) as server:
+        yield server
+
+
+def test_a_backend_with_one_key_is_counted_by_its_key_not_its_address(keyed_pod: Server, base_env: dict[str, str]) -> None:
+    """8 POSTs in progress at once from one address with one valid key (slow uploads: all 8 held
+    together), where an address's share is MAX_POSTS_PER_CLIENT=2: none is refused. The key's 9th
+    is refused 429 naming the key's share; the same address without a key, or with a wrong one,
+    keeps its own share of 2, counted apart. The key is in no log line, and nginx's configuration,
+    which holds it, is readable by its owner alone. (Before issue 50 the third POST got 429.)"""
+    assert Settings.from_env(base_env).posts_per_client == 2
+    holders, source = Holders(keyed_pod.port), address(80)
+    try:
+        kept = holders.hold(source, [slow_upload_head(key=KEY) + b"a" * PIECE] * KEY_SHARE)
+        assert kept == KEY_SHARE and not holders.refused, holders.refused[:1]
+        assert holders.hold(source, [slow_upload_head(key=KEY)]) == 0
+        refused = holders.refused[-1]
+        assert refused.startswith(b"HTTP/1.1 429 ") and b"the share of this API key (8 at once" in refused, refused[:600]
+        others = [slow_upload_head(), slow_upload_head(key="not-the-key-0123456789"), slow_upload_head()]
+        assert holders.hold(source, others) == 2
+        assert b"MAX_POSTS_PER_CLIENT" in holders.refused[-1] and holders.alive_uploads() == KEY_SHARE + 2
+    finally:
+        holders.close()
+    # nginx's master writes its own title: "nginx: master process ... -c <run folder>/nginx.conf"
+    [conf] = [word for pid in keyed_pod.front() for arg in cmdline(pid) for word in arg.split() if word.endswith("/nginx.conf")][:1]
+    assert os.stat(conf).st_mode & 0o777 == 0o600
+    assert KEY not in keyed_pod.log_text()
+
+
+SHAPES = (("/api/v1/remove-background", "api"), ("/api/remove", "rembg"), ("/idphoto", "hivision"))
+
+
+def as_client_reads(answer: bytes, shape: str) -> tuple[int, dict[str, str], str]:
+    """(status, headers, the message) as each API's clients read an error: ours `error.message`,
+    rembg's clients `detail`, HivisionIDPhotos' `error` once `status` is false."""
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {name.strip().lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
+    assert headers["content-type"] == "application/json", head
+    data = json.loads(body[:int(headers["content-length"])])
+    if shape == "rembg":
+        return int(status_line.split()[1]), headers, data["detail"]
+    if shape == "hivision":
+        assert data["status"] is False, data
+        return int(status_line.split()[1]), headers, data["error"]
+    return int(status_line.split()[1]), headers, data["error"]["message"]
+
+
+def test_nginx_refuses_in_the_shape_of_the_api_asked(keyed_pod: Server, base_env: dict[str, str]) -> None:
+    """Per API (ours, rembg's /api/remove, HivisionIDPhotos' /idphoto), three of nginx's own
+    refusals, each read as that API's clients read an error: 413 for a body declared past
+    MAX_UPLOAD_MB, 429 past the address's share of POSTs (Retry-After: 1), 405 for a method the
+    server does not answer (Allow); the same code and headers in every shape."""
+    settings = Settings.from_env(base_env)
+    share = settings.posts_per_client
+    assert share
+    holders = Holders(keyed_pod.port)
+    try:
+        for index, (path, shape) in enumerate(SHAPES):
+            source = address(90 + index)
+            assert holders.hold(source, [slow_upload_head(path=path, declared=settings.max_upload_bytes + 1)], settle=0.3) == 0
+            status, _, message = as_client_reads(holders.refused[-1], shape)
+            assert (status, message) == (413, f"The upload is larger than the {settings.max_upload_mb:g} MB limit.")
+            assert holders.hold(source, [slow_upload_head(path=path) + b"a" * PIECE] * share, settle=0.3) == share
+            assert holders.hold(source, [slow_upload_head(path=path)], settle=0.3) == 0
+            status, headers, message = as_client_reads(holders.refused[-1], shape)
+            assert status == 429 and headers["retry-after"] == "1" and "MAX_POSTS_PER_CLIENT" in message, message
+            assert holders.hold(source, [f"PUT {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode()], settle=0.3) == 0
+            status, headers, message = as_client_reads(holders.refused[-1], shape)
+            assert status == 405 and headers["allow"] == "GET, HEAD, POST, OPTIONS" and "answers GET" in message
+    finally:
+        holders.close()

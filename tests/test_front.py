@@ -76,15 +76,20 @@ def test_workers_are_chosen_idle_first_keepers_first_then_least_queued() -> None
     assert "weight=" not in rendered(RELEASE_MEMORY="off")
 
 
-def test_nginx_errors_have_the_services_json_shape() -> None:
+def test_nginx_errors_have_the_json_shape_of_the_api_asked() -> None:
+    """Ours, rembg's `detail` and HivisionIDPhotos' `status: false`, by the request's path ($front_api)."""
     conf = rendered(MAX_UPLOAD_MB="5")
     errors = {error.status: error for error in front.front_errors(Settings.from_env({"MAX_UPLOAD_MB": "5"}))}
     assert {400, 408, 413, 414, 429, 494, 502, 504} <= set(errors)
     for error in errors.values():
         body = json.loads(error.body)
         assert set(body["error"]) == {"code", "message"} and body["error"]["code"] == error.code
-        assert f"error_page {error.status} = /.front-errors/{error.status};" in conf
-        assert f"return {error.answer} '{error.body}';" in conf
+        assert json.loads(error.body_for("rembg"))["detail"] == error.message
+        assert json.loads(error.body_for("hivision")) == {"status": False, "error": error.message, "code": error.code}
+        assert f"error_page {error.status} = /.front-errors/$front_api/{error.status};" in conf
+        for shape in front.API_SHAPES:
+            assert f"location = /.front-errors/{shape}/{error.status} {{" in conf
+            assert f"return {error.answer} '{error.body_for(shape)}';" in conf
     assert errors[413].message == "The upload is larger than the 5 MB limit."  # the app's own words
     assert (errors[502].answer, errors[494].answer) == (503, 431)
 
@@ -123,8 +128,8 @@ def test_an_ipv6_client_is_one_bucket_per_64_whatever_the_spelling() -> None:
     assert bucket_of("2001:db8:0:1::1") != bucket_of("2001:db8::1")
     assert bucket_of("203.0.113.9") == bucket_of("::ffff:203.0.113.9") == "203.0.113.9"
     conf = rendered()
-    assert "limit_conn_zone $counted_client zone=per_client:10m;" in conf and "map $remote_addr $client {" in conf
-    assert 'map "$probe $client" $counted_client { "~^0 (?<who>.+)$" $who; default ""; }' in conf
+    assert "limit_conn_zone $conn_client zone=per_client:10m;" in conf and "map $remote_addr $client {" in conf
+    assert 'map "$probe $counted_as" $counted_client { "~^0 (?<who>.+)$" $who; default ""; }' in conf
 
 
 def test_the_rate_limit_and_its_settings() -> None:
@@ -178,7 +183,7 @@ def test_each_client_holds_a_fair_share_of_the_posts() -> None:
     assert Settings.from_env({}).posts_per_client == 4 and Settings.from_env({}).lockout_addresses is None
     assert Settings.from_env({"MAX_POSTS_PER_CLIENT": "0"}).posts_per_client is None
     conf = rendered(MAX_POSTS_PER_CLIENT="3")
-    assert "limit_conn_zone $post_client zone=posts_per_client:10m;" in conf and "limit_conn posts_per_client 3;" in conf
+    assert "limit_conn_zone $share_client zone=posts_per_client:10m;" in conf and "limit_conn posts_per_client 3;" in conf
     assert "limit_conn posts_per_client" not in rendered(MAX_POSTS_PER_CLIENT="0")
     message = front.limit_messages(Settings.from_env({"MAX_POSTS_PER_CLIENT": "3", "MAX_CONNECTIONS_PER_IP": "8"}))
     assert "at most 3 POSTs from one address (MAX_POSTS_PER_CLIENT)" in message.too_many_post
@@ -191,7 +196,7 @@ def test_only_four_methods_and_a_body_on_post_only() -> None:
     assert '"~^(GET|HEAD) /healthz$" 1;' in conf and 'map "$request_method $uri" $probe {' in conf
     # nginx's error pages: internal redirects only; a client's own request there is a 404 (JSON)
     assert "location ^~ /.front-errors/ {\n            internal;\n        }" in conf
-    assert "error_page 404 = /.front-errors/404;" in conf
+    assert "error_page 404 = /.front-errors/$front_api/404;" in conf
     assert '"~^(GET|HEAD|OPTIONS) 00 " "";' in conf and '"~^POST " post;' in conf
     assert "if ($gate = method) {\n            return 405;" in conf
     assert f"if ($gate = body) {{" in conf and f"return {front.BODY_NOT_ALLOWED};" in conf

@@ -46,6 +46,36 @@ def test_api_keys_setting(tmp_path: Path) -> None:
     assert Settings.from_env({}).api_keys == ()
 
 
+def test_a_key_line_may_name_the_key_and_give_its_share(tmp_path: Path) -> None:
+    """API_KEYS entries `key`, `name:key` or `name:key:posts` (issue 50): nginx counts a keyed
+    request under the name, its POSTs against the share (else MAX_POSTS_PER_KEY: half the server's
+    places with TEMP_BUDGET_MB, else 16), and the rendered configuration holds the key only as the
+    regex of nginx's map, in a file only its owner reads (launch.py)."""
+    from app.config import key_label
+    from app.serving import front
+
+    secret = tmp_path / "keys"
+    secret.write_text(f"backend:{KEY}:8\n{OTHER_KEY}\n")
+    settings = Settings.from_env({"API_KEYS": str(secret), "TEMP_BUDGET_MB": "3072", "MAX_UPLOAD_MB": "20",
+                                  "MAX_ANSWER_MB": "96"})
+    assert settings.api_keys == (KEY, OTHER_KEY) and KEY not in repr(settings)
+    assert [(share.name, share.posts) for share in settings.keyed_clients] == [("backend", 8), (key_label(OTHER_KEY), 13)]
+    assert Settings.from_env({"API_KEYS": OTHER_KEY}).keyed_clients[0].posts == 16
+    assert Settings.from_env({"API_KEYS": OTHER_KEY, "MAX_POSTS_PER_KEY": "3"}).keyed_clients[0].posts == 3
+    for bad in (f"a:{KEY}:0", f"a b:{KEY}", f"a:{KEY}:2:x", f"a:{KEY},a:{OTHER_KEY}", "a:short:2"):
+        with pytest.raises(ConfigError, match="API_KEYS") as caught:
+            Settings.from_env({"API_KEYS": bad})
+        assert KEY not in str(caught.value) and "short" not in str(caught.value)
+    with pytest.raises(ConfigError, match="WARMUP_KEY"):
+        Settings.from_env({"WARMUP_KEY": f"a:{KEY}"})
+    conf = front.render(settings, run_dir=tmp_path, sockets=tmp_path, user=None, rlimit_nofile=4096)
+    assert f'"~^{KEY}$" backend;' in conf and conf.count(KEY) == 1 and conf.count(OTHER_KEY) == 1
+    assert "limit_conn key_posts_8 8;" in conf and "limit_conn key_posts_13 13;" in conf
+    assert 'map $http_authorization $bearer_token { "~*^bearer +(?<token>\\S+)$" $token;' in conf
+    dotted = front.keyed_clients(Settings.from_env({"API_KEYS": "a.b+c-0123456789abcdef"}))[0]
+    assert dotted.pattern == "a\\.b\\+c-0123456789abcdef"
+
+
 # -- the real server ----------------------------------------------------------------------------------
 
 

@@ -15,7 +15,10 @@ once its warm-up is done), so nginx chooses the worker, deterministically:
 - a worker that is not warm (starting, or replaced after a crash) has no socket: nginx passes the
   request to the next worker before sending it, and answers `503 unavailable` when none is warm.
 
-nginx's own refusals carry the service's one JSON error shape (`FRONT_ERRORS`).
+nginx's own refusals carry the JSON error shape of the API the request was for (`front_errors`,
+`API_SHAPES`): rembg's `detail` on its route, HivisionIDPhotos' `status: false` on its routes, the
+service's error object elsewhere. With API_KEYS, a request bearing a valid key is counted under the
+key (`keyed_clients`), its POSTs against the key's own share; without one, under its address.
 """
 
 from __future__ import annotations
@@ -61,10 +64,30 @@ class FrontError:
 
     @property
     def body(self) -> str:
-        text = json.dumps({"error": {"code": self.code, "message": self.message}})
+        return self.body_for("api")
+
+    def body_for(self, shape: str) -> str:
+        """The JSON body in `shape` (one of API_SHAPES), as that API's own routes answer an error
+        (app/api/rembg_server.py, app/api/hivision.py): the peer's fields first, our code beside."""
+        ours = {"code": self.code, "message": self.message}
+        body: dict[str, object] = {
+            "api": {"error": ours},
+            "rembg": {"detail": self.message, "error": ours},
+            "hivision": {"status": False, "error": self.message, "code": self.code},
+        }[shape]
+        text = json.dumps(body)
         if "'" in text or "\\" in text:  # the body sits in a single-quoted nginx string
             raise ValueError(f"front error {self.code}: no quotes or backslashes in its message")
         return text
+
+
+API_SHAPES = ("api", "rembg", "hivision")
+"""The error shapes nginx answers in, chosen by the request's path (`$front_api`): rembg's route,
+HivisionIDPhotos' routes, and everything else (the service's own)."""
+REMBG_ROUTES = ("/api/remove",)
+HIVISION_ROUTES = ("/human_matting", "/idphoto", "/idphoto_crop", "/add_background", "/generate_layout_photos",
+                   "/watermark", "/set_kb")
+"""The drop-in blueprints' paths (tests/test_front_shapes.py holds them to the app's url_map)."""
 
 
 ALLOWED_METHODS = ("GET", "HEAD", "POST", "OPTIONS")
@@ -101,6 +124,8 @@ class LimitMessages:
 
     too_many_post: str
     too_many_other: str
+    too_many_key_post: str  # SHARE stands for the key's share ($key_share)
+    too_many_key_other: str
     rate_post: str
     rate_other: str
     retry_post: int
@@ -119,9 +144,15 @@ def limit_messages(settings: Settings) -> LimitMessages:
     if server is not None:
         parts.append(f"{server} POSTs on this server (TEMP_BUDGET_MB)")
     post = "Too many POSTs in progress: " + ", ".join(parts) + ". Retry once an earlier request has been answered."
+    keyed = ["the share of this API key (SHARE: API_KEYS, MAX_POSTS_PER_KEY)"]
+    if server is not None:
+        keyed.append(f"{server} POSTs on this server (TEMP_BUDGET_MB)")
+    key_post = "Too many POSTs in progress: " + ", ".join(keyed) + ". Retry once an earlier request has been answered."
     return LimitMessages(
         too_many_post=post,
         too_many_other=others or "Too many requests in progress.",
+        too_many_key_post=key_post,
+        too_many_key_other=keyed_message(others) or "Too many requests in progress.",
         rate_post=f"Too many POSTs from this address: the limit is {settings.rate_limit} a minute, "
                   f"{settings.rate_burst} more at once.",
         rate_other=f"Too many requests from this address: the limit is {settings.get_rate_limit} GET, HEAD and "
@@ -130,6 +161,34 @@ def limit_messages(settings: Settings) -> LimitMessages:
         retry_post=retry_after(settings.rate_limit),
         retry_other=retry_after(settings.get_rate_limit),
     )
+
+
+def keyed_message(message: str) -> str:
+    """A per-client limit's message for a request counted under its API key."""
+    return message.replace("from this address", "with this API key")
+
+
+@dataclass(frozen=True)
+class KeyedClient:
+    """One of API_KEYS in nginx's map: `pattern` matches the key alone (a regex: nginx's exact
+    map entries ignore case, keys do not), `name` is what it is counted and logged as."""
+
+    name: str
+    pattern: str
+    posts: int | None
+
+
+def keyed_clients(settings: Settings) -> list[KeyedClient]:
+    """API_KEYS as nginx counts them (Settings.keyed_clients): a key's characters (A-Z a-z 0-9 . _
+    ~ + / = -) stand literally in a regex once `.` and `+` are escaped."""
+    return [KeyedClient(share.name, re.sub(r"([.+])", r"\\\1", share.key), share.posts) for share in settings.keyed_clients]
+
+
+def key_groups(clients: list[KeyedClient]) -> list[tuple[int, list[str]]]:
+    """(share, the names of the keys with it), by share: one limit_conn zone per share (its number
+    is fixed per zone); a key without a cap (MAX_POSTS_PER_KEY=0) is in none."""
+    shares = sorted({client.posts for client in clients if client.posts})
+    return [(posts, [client.name for client in clients if client.posts == posts]) for posts in shares]
 
 
 HEADER_BUFFER_KIB = 1  # every request head starts in this
@@ -295,6 +354,7 @@ def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None
     )
     environment.filters["token"] = nginx_token
     environment.filters["nginx_string"] = nginx_string
+    environment.filters["keyed"] = keyed_message
     template = environment.get_template("nginx.conf.j2")
     workers, keepers = settings.workers, _keepers(settings)
     return template.render(
@@ -348,6 +408,10 @@ def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None
         rate_limited=RATE_LIMITED,
         read_timeout=2 * settings.timeout + 10,
         errors=front_errors(settings),
+        shapes=API_SHAPES,
+        hivision_routes=[route.lstrip("/") for route in HIVISION_ROUTES],
+        keyed_clients=(clients := keyed_clients(settings)),
+        key_groups=key_groups(clients),
     )
 
 

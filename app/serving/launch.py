@@ -113,8 +113,10 @@ def _pair(settings: Settings, nginx: str) -> int:
     if user is not None:  # files under root's home are out of an unprivileged worker's reach
         served = _stage(served, run_dir / "static")
     conf = run_dir / "nginx.conf"
-    conf.write_text(front.render(settings, run_dir=run_dir, sockets=sockets, user=user, rlimit_nofile=nofile,
-                                 temp_dir=temp_dir, served=served))
+    # mode 0600: with API_KEYS it holds the keys (front.py, keyed_clients); only nginx's master reads it
+    with os.fdopen(os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as out:
+        out.write(front.render(settings, run_dir=run_dir, sockets=sockets, user=user, rlimit_nofile=nofile,
+                               temp_dir=temp_dir, served=served))
 
     signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
     try:

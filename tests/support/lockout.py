@@ -44,8 +44,11 @@ def framed(method: str, path: str, framing: str, *, first: int = 300_000) -> byt
     return head.encode() + b"a" * first
 
 
-def slow_upload_head(*, declared: int = DECLARED) -> bytes:
-    return (f"POST {CUTOUT} HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+def slow_upload_head(*, declared: int = DECLARED, path: str = CUTOUT, key: str | None = None) -> bytes:
+    """A multipart upload's head to `path` (with `Authorization: Bearer <key>` when given) and its
+    first bytes, of a body declared at `declared` bytes."""
+    bearer = f"Authorization: Bearer {key}\r\n" if key else ""
+    return (f"POST {path} HTTP/1.1\r\nHost: x\r\n{bearer}Content-Type: multipart/form-data; boundary=b\r\n"
             f"Content-Length: {declared}\r\n\r\n").encode() + b"--b\r\n"
 
 
