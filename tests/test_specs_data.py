@@ -73,7 +73,7 @@ def _unused_sources(table: SpecTable) -> list[str]:
     used: set[str] = set()
     for entry in table.entries.values():
         used.update(entry[key] for key in ("size_source", "file_source", "expression_source", "covering_source",
-                                               "glasses_source") if key in entry)
+                                               "glasses_source", "crown_source") if key in entry)
         used.update(policy["source"] for policy in entry.get("edits", {}).values() if "source" in policy)
         if "pose" in entry:
             used.add(entry["pose"]["source"])

@@ -30,6 +30,7 @@ from .head import (
     person_run,
     skull_top,
 )
+from .crown_tops import judge_tops, other_top
 from .people import PERSON_LINK
 from .dense_roll import with_dense_roll
 from .pose import UNCERTAINTY_DEG, Pose, estimate_pose, judge
@@ -77,6 +78,7 @@ class Check:
     broken_by: float | None = None  # how far outside its band (in `unit`) a failed rule is
     kind: str = "rule"  # "rule", "pose", "quality", "expression", "edit", "info", "not_checked"
     uncertainty: float | None = None  # the reading's measuring uncertainty (in `unit`), where it matters
+    tops: dict | None = None  # head height: the top it measured and both tops' mm (`crown_tops.judge_tops`)
 
     @property
     def judged(self) -> bool:
@@ -96,6 +98,8 @@ class Check:
             out["broken_by"] = round(self.broken_by, 2)
         if self.uncertainty is not None:
             out["uncertainty"] = round(self.uncertainty, 2)
+        if self.tops is not None:
+            out["tops"] = self.tops
         return out
 
 
@@ -543,8 +547,16 @@ def report(given: ReportInput) -> list[Check]:
         values = measure_output(alpha, landmarks, box, size_mm=given.size_mm, width_of=width_of,
                                 crown_meaning=crown_meaning, chin=chin)
         uncertainty = reading_uncertainty(values, crown_meaning=crown_meaning, width_of=width_of, dense_chin=chin is not None)
-        checks.extend(short_of_frame(rule_checks(values, rules, crown_meaning=crown_meaning, uncertainty=uncertainty),
-                                     given.missing_mm))
+        lines = rule_checks(values, rules, crown_meaning=crown_meaning, uncertainty=uncertainty)
+        other = other_top(crown_meaning)  # the top the spec does not measure to: what it says (crown_tops)
+        others = measure_output(alpha, landmarks, box, size_mm=given.size_mm, width_of=width_of, crown_meaning=other, chin=chin)
+        other_u = reading_uncertainty(others, crown_meaning=other, width_of=width_of, dense_chin=chin is not None)
+        band = rules.head_height
+        lines = [judge_tops(line, ends=(band.low, band.high), other_mm=others["head_height"],
+                            other_uncertainty=other_u["head_height"], crown_meaning=crown_meaning,
+                            source=getattr(rules, "crown_source", None))
+                 if line.name == "head_height" else line for line in lines]
+        checks.extend(short_of_frame(lines, given.missing_mm))
         seen = estimate_pose(landmarks)
         head_pose = given.head_pose
         pose = seen if head_pose is None else Pose(yaw=head_pose.yaw, pitch=head_pose.pitch, roll=seen.roll)

@@ -72,6 +72,18 @@ OWNER_GRID = 512  # the ownership of each pixel is decided on a grid this many c
 SEPARATE_SIDE = 360  # px, longer side: where GrabCut separates touching people (its cost grows with the pixels)
 SEPARATE_ITERATIONS = 4  # GrabCut's rounds of refitting its colour models
 SEPARATE_MATTE = 32  # alpha at or above this is someone (the rest is sure background)
+HAIR_CORE = 0.3  # face heights above the sitter's face box whose middle columns are sure to be the sitter's hair
+
+
+def face_core(box: tuple[float, float, float, float], shape: tuple[int, int]) -> np.ndarray:
+    """(H, W) bool: the centre of a face box (FACE_CORE of its width and height), skin of that face alone."""
+    height, width = shape
+    x0, y0, x1, y1 = box
+    margin_x, margin_y = (1 - FACE_CORE) / 2 * (x1 - x0), (1 - FACE_CORE) / 2 * (y1 - y0)
+    out = np.zeros(shape, bool)
+    out[max(0, int(y0 + margin_y)) : min(height, max(0, int(math.ceil(y1 - margin_y)))),
+        max(0, int(x0 + margin_x)) : min(width, max(0, int(math.ceil(x1 - margin_x))))] = True
+    return out
 
 
 def person_owner(shape: tuple[int, int], boxes: list[tuple[float, float, float, float]]) -> np.ndarray:
@@ -116,10 +128,20 @@ def separate_people(rgb: np.ndarray, alpha: np.ndarray, box: tuple[float, float,
     scaled = [tuple(v * scale for v in b) for b in (box, *others)]
     owner = person_owner(matte.shape, scaled)  # type: ignore[arg-type]
     mask = np.where(matte >= SEPARATE_MATTE, np.where(owner == 0, cv2.GC_PR_FGD, cv2.GC_PR_BGD), cv2.GC_BGD).astype(np.uint8)
-    for ox0, oy0, ox1, oy1 in scaled[1:]:
-        mask[max(0, int(oy0)) : max(0, int(math.ceil(oy1))), max(0, int(ox0)) : max(0, int(math.ceil(ox1)))] = cv2.GC_BGD
     x0, y0, x1, y1 = scaled[0]
     w, h = x1 - x0, y1 - y0
+    sitter_box = np.zeros(mask.shape, bool)
+    sitter_box[max(0, int(y0)) : max(0, int(math.ceil(y1))), max(0, int(x0)) : max(0, int(math.ceil(x1)))] = True
+    for ox0, oy0, ox1, oy1 in scaled[1:]:
+        # only the centre of another's face is sure background, never inside the sitter's box: a whole
+        # box there cut the sitter's hair or cheek along its straight side where the heads overlap
+        core = face_core((ox0, oy0, ox1, oy1), mask.shape)
+        mask[core & ~sitter_box] = cv2.GC_BGD
+    # the hair straight above the sitter's forehead, where the matte holds it, is the sitter's: GrabCut's
+    # colour models once gave dark hair beside a dark-haired neighbour to the background
+    hair = (slice(max(0, int(y0 - HAIR_CORE * h)), max(0, int(y0 + 0.15 * h))),
+            slice(max(0, int(x0 + 0.3 * w)), max(0, int(x1 - 0.3 * w))))
+    mask[hair] = np.where(matte[hair] >= PERSON, cv2.GC_FGD, mask[hair])
     mask[max(0, int(y0 + 0.15 * h)) : max(0, int(y1 - 0.1 * h)), max(0, int(x0 + 0.2 * w)) : max(0, int(x1 - 0.2 * w))] = cv2.GC_FGD
     body = (slice(max(0, int(y1 + 0.3 * h)), None), slice(max(0, int((x0 + x1) / 2 - 0.25 * w)), max(0, int((x0 + x1) / 2 + 0.25 * w))))
     mask[body] = np.where(matte[body] >= PERSON, cv2.GC_FGD, mask[body])

@@ -4,12 +4,12 @@ quality), and the finished photo read once, as written, for the compliance repor
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from PIL import Image
 
-from ..imaging import arms, compliance, covering, expression, glasses, quality
+from ..imaging import arms, compliance, covering, expression, glasses, outline, quality
 from ..imaging.dense_roll import eye_line_roll
 from ..imaging.head import chin_row
 from ..models.faces import Face
@@ -37,8 +37,17 @@ def assess_capture(rgb: np.ndarray, sitter: Sitter) -> list[dict[str, object]]:
     return quality.assess(rgb, box=sitter.face.box, landmarks=sitter.face.landmarks)
 
 
+def outline_check(alpha: np.ndarray, raw: np.ndarray | None, sitter: Sitter) -> compliance.Check | None:
+    """Where other people were cut away (`sitter.others`), whether the cut sliced the sitter's outline
+    along a straight line (`outline.straight_cut` on the kept and the model's own matte)."""
+    if raw is None or not sitter.others:
+        return None
+    fields = outline.outline_line(outline.straight_cut(alpha, raw, sitter.face.box, iod=sitter.eye_distance))
+    return compliance.Check(**fields)  # type: ignore[arg-type]
+
+
 def judge_input(rgb: np.ndarray, alpha: np.ndarray, sitter: Sitter, spec: PhotoSpec,
-                capture: list[dict[str, object]]) -> OnInput:
+                capture: list[dict[str, object]], *, raw: np.ndarray | None = None) -> OnInput:
     """Hands near the head (the person's matte and the face's own skin colour, above the chin), arms
     near the head (the matte's outline alone: `arms`), a hat or head covering (`covering`), glasses
     (`glasses`, judged as the spec's authority says), the
@@ -53,6 +62,12 @@ def judge_input(rgb: np.ndarray, alpha: np.ndarray, sitter: Sitter, spec: PhotoS
               covering.covering_check(covering.read_covering(rgb, alpha, face.landmarks), spec.covering_source),
               glasses.glasses_check(glasses.bridge_edge(rgb, face.landmarks), policy=spec.glasses,
                                     source=spec.glasses_source)]
+    cut = outline_check(alpha, raw, sitter)
+    if cut is not None:
+        checks.append(cut)
+        if cut.passed is False:  # the outline the arms line reads is not the sitter's own: it cannot tick
+            checks = [replace(line, passed=None, advice=cut.advice) if line.name == "arms_near_head" else line
+                      for line in checks]
     eyes = expression.eyes_found(rgb, face.landmarks)
     if eyes is not None:
         checks.append(compliance.eyes_check(eyes))

@@ -179,7 +179,7 @@ def make_id_photo(
     with timings.stage("quality"):
         capture = assess_capture(rgb, sitter)
     with timings.stage("expression"):
-        on_input = judge_input(rgb, matted.alpha, sitter, spec, capture)
+        on_input = judge_input(rgb, matted.alpha, sitter, spec, capture, raw=matted.raw)
     with timings.stage("check"):
         judged = Judged(alpha=rendered.alpha, on_output=on_output, extended_mm=extended_mm, missing_mm=frame.missing_mm,
                         others_alpha=piece.others, edits=done)

@@ -20,6 +20,7 @@ from ..imaging import expression
 from ..imaging.canvas import Extension, extend, fit_inside, needed_extension, photographed_mask
 from ..imaging.framing import (HEAD_TOLERANCE, JUDGED_HEAD, TOP_TOLERANCE, Aim, Framing, aim, asked_rules, person_top,
                                weigh)
+from ..imaging.crown_tops import framing_rules
 from ..imaging.headroom import hair_top, keep_whole_head
 from ..imaging.compose import clean_foreground, flatten, lighter, photographed_person, vertical_gradient
 from ..imaging.head import (FACE_WIDTH_IOD, Head, PlacementError, chin_row, eye_distance, eye_midpoint, head_cut_edge,
@@ -143,7 +144,9 @@ def place(sitter: Sitter, alpha: np.ndarray, roll: float, spec: PhotoSpec, *, ex
         raise cut_off(exc.edge) from None
     framed = None if framing is None else client_frame(framing, head, sitter, roll, pivot, spec,
                                                        upright_matte(alpha, roll_deg=roll, pivot=pivot))
-    placement = place_on_rules(head, spec.rules if framed is None else framed.placed_by, roll_deg=roll, pivot=pivot,
+    # both tops inside the head band where they fit (crown_tops.framing_rules), the authority's in any case
+    placed_by = framing_rules(spec.rules, head) if framed is None else framed.placed_by
+    placement = place_on_rules(head, placed_by, roll_deg=roll, pivot=pivot,
                                size=(spec.width_px, spec.height_px), size_mm=(spec.width_mm, spec.height_mm))
     if framed is not None and framed.framing.pad and not extending.applies:
         # the whole person's top kept CROWN_GAP inside the top edge, whatever top band was asked

@@ -25,6 +25,7 @@ CV photo), plus `order.toml`:
     backgrounds = ["light-grey", "white"]    # names of app.specs.BACKGROUND_COLOURS; first is the default
     citation = "BMI / Bundesdruckerei 'Fotomustertafel'"   # the short citation (PhotoSpec.source)
     crown = "skull"                # "hair", "skull" or "unstated" (the default)
+    crown_source = "de-head"       # the authority's words on which top it measures (optional: else ours, kind "none")
     head_width_of = "face"         # head_width is the "face" between the ear roots (the default) or the whole "head"
     mouth_closed = true            # a closed mouth is required (the default); false where a natural smile is allowed
     expression_source = "de-expr"  # the authority's words on the expression (required; "pilotlight default:" where none)
@@ -79,7 +80,7 @@ BAND_KEYS = frozenset({"low", "high", "nominal", "tolerance", "source", "low_sou
 POSE_KEYS = frozenset({"max_yaw_deg", "max_pitch_deg", "max_roll_deg", "source"})
 FILE_KEYS = ("min_px", "max_px", "min_file_size", "max_file_size", "file_source")
 REQUIRED_SPEC_KEYS = ("name", "country", "width", "height", "dpi", "size_source", "backgrounds", "citation")
-SPEC_KEYS = frozenset({"extends", "aliases", "crown", "head_width_of", "mouth_closed", "pose", "edits", "expression_source",
+SPEC_KEYS = frozenset({"extends", "aliases", "crown", "crown_source", "head_width_of", "mouth_closed", "pose", "edits", "expression_source",
                        "covering_source", "glasses", "glasses_source",
                        *REQUIRED_SPEC_KEYS,
                        *FILE_KEYS, *RULE_NAMES})
@@ -398,6 +399,8 @@ def _spec(spec_id: str, file: str, table: dict[str, Any], sources: dict[str, Sou
     if "glasses" in table:
         attire["glasses"] = table["glasses"]
         attire["glasses_source"] = _ref(f"{where}.glasses_source", table.get("glasses_source"), sources)
+    if "crown_source" in table:
+        pose = {**pose, "crown_source": _ref(f"{where}.crown_source", table["crown_source"], sources)}
     try:
         rules = Rules(
             **bands,  # type: ignore[arg-type]

@@ -190,6 +190,15 @@ NO_COVERING_WORDS = Source(
            "ask for the full face and head to show; we fail a covering on this spec too, with that exception."),
     kind="none",
 )
+# Where no words of the authority on which top of the head it measures to were found: said as ours.
+NO_CROWN_WORDS = Source(
+    title=f"{DEFAULT_PREFIX} no words of this authority on which top of the head its head height is measured to",
+    url=PILOTLIGHT_URL,
+    quote=("Not the authority's words: we found none saying whether the head is measured to the top of the hair or to "
+           "the crown of the head under it; we judge both, and where they give verdicts on both sides of the band the "
+           "line does not pass."),
+    kind="none",
+)
 NO_GLASSES_WORDS = Source(
     title=f"{DEFAULT_PREFIX} no words of this authority on eyeglasses found in our stored sources",
     url=PILOTLIGHT_URL,
@@ -217,6 +226,7 @@ class Rules:
     eye_distance  centre of one eye (pupil) to the other
     crown         "hair": the top of the hair; "skull": the top of the head without hair;
                   "unstated": the authority does not say
+    crown_source  the authority's words on which top it measures (NO_CROWN_WORDS, kind "none", where none were found)
     head_width_of "face": head_width is the face between the ear roots (GA 461's 脸部宽度(两耳根之间),
                   the Dutch 'van ooraanzet tot ooraanzet'); "head": the whole head, ears and hair included
     mouth_closed  True: a neutral expression with the mouth closed is required (ICAO Doc 9303 and the
@@ -240,6 +250,7 @@ class Rules:
     max_pitch_deg: float = 5.0
     max_roll_deg: float = 8.0
     pose_source: Source = ISO_POSE
+    crown_source: Source = NO_CROWN_WORDS
 
     def __post_init__(self) -> None:
         if not isinstance(self.head_height, Band) or not self.head_height.closed:
@@ -264,6 +275,8 @@ class Rules:
                 raise ValueError(f"Rules.{label} must be a number of degrees in (0, 45]")
         if not isinstance(self.pose_source, Source):
             raise ValueError("Rules.pose_source must be a Source")
+        if not isinstance(self.crown_source, Source):
+            raise ValueError("Rules.crown_source must be a Source")
 
     def bands(self) -> dict[str, Band]:
         """The stated bands by name, vertical ones first."""
@@ -300,6 +313,7 @@ class Rules:
             of_mm = height_mm if vertical else width_mm
             out[name] = None if band is None else band.to_dict(of_mm=of_mm, of="height" if vertical else "width")
         out["crown"] = self.crown
+        out["crown_source"] = self.crown_source.to_dict()
         out["head_width_of"] = self.head_width_of
         out["mouth_closed"] = self.mouth_closed
         out["pose"] = {
@@ -326,4 +340,5 @@ class Rules:
             max_pitch_deg=pose["max_pitch_deg"],
             max_roll_deg=pose["max_roll_deg"],
             pose_source=Source.from_dict(pose["source"]),
+            crown_source=Source.from_dict(data["crown_source"]) if "crown_source" in data else NO_CROWN_WORDS,
         )

@@ -384,6 +384,7 @@
     hands: (c) => [c.pass ? "Hands away from the head" : "Hand or arm near the head", c.pass ? "nothing but the head and shoulders" : "skin beside the head"],
     head_covering: (c) => [c.pass === true ? "No hat or head covering" : c.pass === false ? "Hat or head covering" : "Hat or hair? Check it yourself", c.allowed],
     eyeglasses: (c) => [c.kind === "info" ? "Glasses: allowed with conditions" : c.pass === true ? "No glasses" : c.pass === false ? "Glasses: take them off" : "Glasses? Check it yourself", c.allowed],
+    outline_kept: (c) => [c.pass ? "Your outline is your own" : "Your outline was cut where another person was removed", c.pass ? "no straight cut along your hair or face" : `a straight cut ${Number(c.value).toFixed(1)} eye distances long; our rule`],
     arms_near_head: (c) => [c.pass ? "Nothing beside or above the head" : "Arm or hand beside the head", c.pass ? "the outline is the head and shoulders" : `${Number(c.value).toFixed(1)} eye distances squared of you outside your head and shoulders; no authority's words found: our rule`],
     eyes_open: (c) => [c.pass ? "Eyes open" : "Eyes may be closed", `${c.value} eyes seen open`],
     mouth_closed: (c) => c.pass === null
