@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from flask import Blueprint, Response, abort, current_app, render_template, request, send_file, url_for
+from flask import Blueprint, Response, abort, current_app, render_template, request, send_file
 
-from ..assets import IMMUTABLE, ONE_YEAR, SECURITY_HEADERS, asset_version, ondevice_files
+from ..assets import IMMUTABLE, MODULES, ONE_YEAR, SECURITY_HEADERS, STATIC, asset_version, module_url, ondevice_files
 from ..models.manifest import WEB_RUNTIME
 
 from ..imaging.sheet import PAPERS
@@ -74,6 +74,16 @@ def ondevice_file(digest: str, name: str) -> Response:
             response.headers["Cache-Control"] = IMMUTABLE
             return response
     abort(404)
+
+
+@bp.get("/ui/v/<version>/<name>")
+def module_file(version: str, name: str) -> Response:
+    """One of the page's modules at its versioned URL (immutable); another version: 404, as nginx."""
+    if version != asset_version() or name not in MODULES:
+        abort(404)
+    response = send_file(STATIC / name, mimetype="text/javascript", max_age=ONE_YEAR, conditional=True)
+    response.headers["Cache-Control"] = IMMUTABLE
+    return response
 
 
 def _hex(rgb: tuple[int, int, int]) -> str:
@@ -151,6 +161,8 @@ def index() -> str:
         short_name=_short_name,
         default_spec="icao",
         version=asset_version(),
+        module_url=module_url,
+        modules=MODULES,
         max_upload_mb=settings.max_upload_mb,
     )
 
@@ -161,7 +173,7 @@ def _ondevice_data(model_home: Path, working_max_side: int) -> dict[str, object]
         return None
     return {
         **{role: item.describe() for role, item in files.items()},
-        "module": url_for("web.static", filename="ondevice.js", v=asset_version()),
+        "module": module_url("ondevice.js"),
         "runtime_version": WEB_RUNTIME.version,
         "working_max_side": working_max_side,
     }
