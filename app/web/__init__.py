@@ -22,6 +22,7 @@ from ..assets import IMMUTABLE, MODULES, ONE_YEAR, SECURITY_HEADERS, STATIC, ass
 from ..models.manifest import WEB_RUNTIME
 
 from ..imaging.sheet import PAPERS
+from ..imaging.wording import LINE_TITLES
 from ..specs import BACKGROUND_COLOURS, SPECS, PhotoSpec
 
 # Group headings of the spec list: ISO 3166 codes of the specs, plus ICAO's "INT" and "EU".
@@ -97,7 +98,7 @@ def _colour_label(name: str) -> str:
 # What the page reads of a spec; the full rules, with their sources' URLs and words, are in
 # GET /api/v1/specs (the page itself names no other site).
 PAGE_SPEC_FIELDS = ("id", "name", "country", "width_mm", "height_mm", "width_px", "height_px", "dpi", "backgrounds",
-                    "default_background", "max_kb", "source")
+                    "default_background", "max_kb", "source", "head_height", "eye_line")
 
 
 def background_note(spec: PhotoSpec) -> str:
@@ -149,6 +150,7 @@ def index() -> str:
         "colours": colours,
         "papers": papers,
         "max_upload_mb": settings.max_upload_mb,
+        "lines": LINE_TITLES,  # the report's words for its lines: the result and the live guidance say them
         "ondevice": _ondevice_data(settings.model_home, settings.working_max_side),
     }
     return render_template(

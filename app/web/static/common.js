@@ -162,3 +162,10 @@ export function post(url, formData, started, quietTimeout = 0) {
 
 
 export const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+
+// The report's words for a line (the server's, in page-data: the result and the live guidance share them).
+export function lineTitle(name, passed) {
+  const titles = data.lines[name];
+  if (passed === null || passed === undefined) return titles.check || titles.fail;
+  return passed ? titles.pass : titles.fail;
+}

@@ -1,6 +1,6 @@
 // The result: the photo, its downloads, the compliance report's lines, the capture quality and the
 // time per step.
-import { $, EXT, FORMAT_NAMES, base64ToBlob, colourLabel, kb, mm, mode, pct, seconds, slug, state, ui } from "./common.js";
+import { $, EXT, FORMAT_NAMES, base64ToBlob, colourLabel, kb, lineTitle, mm, mode, pct, seconds, slug, state, ui } from "./common.js";
 
 // ---------- results ----------
 export function clearResult() {
@@ -54,34 +54,34 @@ const CHECK_TEXT = {
   eye_line: (c) => [`Eyes ${mmValue(c.value)} above the bottom edge`, `allowed ${mmBand(c.allowed)}`],
   head_width: (c) => [`Head width ${mmValue(c.value)}`, `allowed ${mmBand(c.allowed)}`],
   side_margin: (c) => [`Space beside the head ${mmValue(c.value)}`, `allowed ${mmBand(c.allowed)}`],
-  centre_x: (c) => [c.pass ? "Face centred" : "Face off centre", `centre line ${mmValue(c.value)} from the left edge; allowed ${mmBand(c.allowed)}`],
+  centre_x: (c) => [lineTitle("centre_x", c.pass), `centre line ${mmValue(c.value)} from the left edge; allowed ${mmBand(c.allowed)}`],
   eye_distance: (c) => [`Eyes ${mmValue(c.value)} apart`, `allowed ${mmBand(c.allowed)}`],
-  yaw_degrees: (c) => [c.pass ? "Facing the camera" : c.pass === null ? "Head may be turned: check" : "Head turned", `turned ${Math.abs(c.value).toFixed(0)}°; allowed up to ${upTo(c.allowed)}°`],
-  pitch_degrees: (c) => [c.pass ? "Looking straight ahead" : c.pass === null ? "Chin may be up or down: check" : "Chin up or down", `${Math.abs(c.value).toFixed(0)}° ${c.value > 0 ? "up" : "down"}; allowed up to ${upTo(c.allowed)}°`],
-  roll_degrees: (c) => [c.pass ? "Head level" : c.pass === null ? "Head may be tilted: check" : "Head tilted", `tilted ${Math.abs(c.value).toFixed(1)}°; allowed up to ${upTo(c.allowed)}°`],
+  yaw_degrees: (c) => [lineTitle("yaw_degrees", c.pass), `turned ${Math.abs(c.value).toFixed(0)}°; allowed up to ${upTo(c.allowed)}°`],
+  pitch_degrees: (c) => [lineTitle("pitch_degrees", c.pass), `${Math.abs(c.value).toFixed(0)}° ${c.value > 0 ? "up" : "down"}; allowed up to ${upTo(c.allowed)}°`],
+  roll_degrees: (c) => [lineTitle("roll_degrees", c.pass), `tilted ${Math.abs(c.value).toFixed(1)}°; allowed up to ${upTo(c.allowed)}°`],
   canvas_extended: (c) => [c.advice ? "Canvas extended" : "Nothing added", c.advice || "the whole photo comes from your original"],
-  background_uniformity: (c) => [c.pass ? "Plain, even background" : "Background not even", c.value == null ? "no background visible" : `variation ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
+  background_uniformity: (c) => [lineTitle("background_uniformity", c.pass), c.value == null ? "no background visible" : `variation ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
   background_clear: (c) => typeof c.value === "object" && c.value !== null
     ? [c.pass ? "Nothing and nobody behind you" : "Something or someone behind you", `${Math.round(100 * c.value.clutter)}% of your background holds something; ${c.value.other_faces} other face(s)`]
     : [c.pass ? "Nothing else beside the head" : "Someone or something beside the head", c.pass ? "the top corners are plain background" : `${Math.round(100 * c.value)}% of the top corners is not background`],
   background_colour: (c) => typeof c.value === "object" && c.value !== null
     ? [c.pass ? `Your background reads as ${colourLabel(c.value.nearest).toLowerCase()}` : "Your background is not an allowed colour", `nearest allowed: ${colourLabel(c.value.nearest).toLowerCase()} (lightness ${c.value.lightness}, hue off by ${c.value.hue})`]
     : [c.pass ? "Background colour allowed" : "Background colour not allowed", `off by ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
-  background_even: (c) => [c.pass ? "Evenly lit background" : "Background unevenly lit", `light varies by ${Number(c.value).toFixed(0)}; allowed up to ${upTo(c.allowed)}`],
+  background_even: (c) => [lineTitle("background_even", c.pass), `light varies by ${Number(c.value).toFixed(0)}; allowed up to ${upTo(c.allowed)}`],
   background_shadow: (c) => [c.pass ? "No shadow behind the head" : "Shadow behind the head", `${Math.round(100 * c.value)}% darker beside the head`],
   photographed_frame: (c) => ["Nothing painted in", c.advice],
   face_resolution: (c) => [c.pass ? "Enough detail for print" : "Too little detail for print", `${Math.round(c.value)} px between the eyes in your original`],
   capture_sharpness: (c) => [c.pass ? "Sharp" : "Blurred", `sharpness ${Number(c.value).toFixed(1)}; at least ${atLeast(c.allowed)}`],
-  capture_exposure: (c) => [c.pass ? "Well exposed" : "Too dark or washed out", `highlights ${Math.round(100 * c.value.highlights)}%, ${(100 * c.value.clipped_black).toFixed(1)}% clipped to black, ${(100 * c.value.washed_out).toFixed(1)}% washed out`],
-  capture_lighting: (c) => [c.pass ? "Even light on the face" : "One side of the face in shadow", `the darker half has ${Math.round(100 * c.value)}% of the brighter half's light`],
+  capture_exposure: (c) => [lineTitle("capture_exposure", c.pass), `highlights ${Math.round(100 * c.value.highlights)}%, ${(100 * c.value.clipped_black).toFixed(1)}% clipped to black, ${(100 * c.value.washed_out).toFixed(1)}% washed out`],
+  capture_lighting: (c) => [lineTitle("capture_lighting", c.pass), `the darker half has ${Math.round(100 * c.value)}% of the brighter half's light`],
   hands: (c) => [c.pass ? "Hands away from the head" : "Hand or arm near the head", c.pass ? "nothing but the head and shoulders" : "skin beside the head"],
   head_covering: (c) => [c.pass === true ? "No hat or head covering" : c.pass === false ? "Hat or head covering" : "Hat or hair? Check it yourself", c.allowed],
   eyeglasses: (c) => [c.kind === "info" ? "Glasses: allowed with conditions" : c.pass === true ? "No glasses" : c.pass === false ? "Glasses: take them off" : "Glasses? Check it yourself", c.allowed],
   arms_near_head: (c) => [c.pass ? "Nothing beside or above the head" : "Arm or hand beside the head", c.pass ? "the outline is the head and shoulders" : `${Number(c.value).toFixed(1)} eye distances squared of you outside your head and shoulders; no authority's words found: our rule`],
-  eyes_open: (c) => [c.pass ? "Eyes open" : "Eyes may be closed", `${c.value} eyes seen open`],
+  eyes_open: (c) => [lineTitle("eyes_open", c.pass), `${c.value} eyes seen open`],
   mouth_closed: (c) => c.pass === null
-    ? ["Smile allowed", "this document allows a natural smile"]
-    : [c.pass ? "Mouth closed" : "Mouth open", /smile is allowed/.test(c.allowed || "") ? "a natural smile is allowed, a gaping mouth is not" : "neutral expression, lips together"],
+    ? [lineTitle("mouth_closed", null), "this document allows a natural smile"]
+    : [lineTitle("mouth_closed", c.pass), /smile is allowed/.test(c.allowed || "") ? "a natural smile is allowed, a gaping mouth is not" : "neutral expression, lips together"],
 };
 
 // what was done to the photographed pixels (issue 33: formatting, not fabrication)
