@@ -35,7 +35,8 @@ CENTRE_SLACK = 0.07  # of the frame's width: the eye midpoint this far from the 
 EYE_SLACK = 0.04  # of the frame's height, either side of the spec's eye-line band
 HAIR_IOD = 0.6  # the silhouette's top above the skull estimate, in eye distances (hair)
 HEAD_HALF_WIDTH_IOD = 1.5  # the silhouette's head half width, in eye distances (hair and ears)
-SHOULDER_IOD = 3.8  # the silhouette's half width at the frame's bottom, in eye distances
+SHOULDER_IOD = 3.0  # the silhouette's half width at the shoulders, in eye distances
+SHOULDER_DROP_IOD = 1.8  # below the chin by this many eye distances the silhouette takes the frame's whole width
 
 
 @dataclass(frozen=True)
@@ -92,10 +93,12 @@ def silhouette(shape: tuple[int, int], five: np.ndarray, *, chin_y: float) -> np
     centre_y = (top + chin_y) / 2.0
     axes = (max(1, round(HEAD_HALF_WIDTH_IOD * iod)), max(1, round((chin_y - top) / 2.0)))
     cv2.ellipse(alpha, (round(cx), round(centre_y)), axes, 0.0, 0.0, 360.0, 255, -1)
-    neck, shoulder = 0.8 * iod, SHOULDER_IOD * iod
-    body = np.array([(cx - neck, chin_y - 0.2 * iod), (cx + neck, chin_y - 0.2 * iod), (cx + neck, chin_y + 0.5 * iod),
-                     (cx + 0.85 * shoulder, chin_y + 1.6 * iod), (cx + shoulder, height), (cx - shoulder, height),
-                     (cx - 0.85 * shoulder, chin_y + 1.6 * iod), (cx - neck, chin_y + 0.5 * iod)])
+    # the neck, then the shoulders widening to the frame's sides: below them no wall is judged
+    neck, shoulder, low = 0.8 * iod, SHOULDER_IOD * iod, chin_y + SHOULDER_DROP_IOD * iod
+    body = np.array([(cx - neck, chin_y - 0.2 * iod), (cx + neck, chin_y - 0.2 * iod), (cx + neck, chin_y + 0.3 * iod),
+                     (cx + shoulder, chin_y + 0.9 * iod), (max(width, cx + shoulder), low), (max(width, cx + shoulder), height),
+                     (min(0, cx - shoulder), height), (min(0, cx - shoulder), low), (cx - shoulder, chin_y + 0.9 * iod),
+                     (cx - neck, chin_y + 0.3 * iod)])
     cv2.fillPoly(alpha, [np.round(body).astype(np.int32)], 255)
     return alpha
 

@@ -9,6 +9,7 @@ import { onBackgroundChange, onSpecChange, renderSpecs, revealChecked, setMode }
 import { updateLocalHelp } from "./local.js";
 import { clearResult } from "./results.js";
 import { onFileInput, submit } from "./upload.js";
+import { wireCamera } from "./camera.js";
 
 // ---------- wiring ----------
 ui.file.addEventListener("change", onFileInput);
@@ -61,3 +62,4 @@ if (form.elements.mode.value !== "idphoto") setMode(); // the browser restored t
 onSpecChange();
 revealChecked();
 ui.dropHint.textContent = coarse ? "Use a photo of yourself:" : "Drag a photo here, or";
+wireCamera();

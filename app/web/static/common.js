@@ -33,6 +33,10 @@ export const ui = {
   meta: $("result-meta"), report: $("report"), checks: $("checks"), timings: $("timings"),
   sheetFigure: $("sheet-figure"), sheetImg: $("sheet-img"), sheetCaption: $("sheet-caption"),
   localRow: $("local-row"), localOnly: $("local-only"), localHelp: $("local-help"), checksBlock: $("checks-block"),
+  cameraStart: $("camera-start"), cameraPanel: $("camera-panel"), viewfinder: $("viewfinder"), video: $("camera-video"),
+  outline: $("camera-outline"), outlineHead: $("outline-head"), outlineEyes: $("outline-eyes"), count: $("camera-count"),
+  shutter: $("camera-shutter"), switchCamera: $("camera-switch"), stopCamera: $("camera-stop"), auto: $("camera-auto"),
+  selfTimer: $("camera-timer"), guidanceSay: $("guidance-say"), guidanceLines: $("guidance-lines"), guidanceNote: $("guidance-note"),
 };
 
 export const state = {
