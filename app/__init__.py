@@ -24,7 +24,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     from flask import Flask
 
     from . import auth, cors, errors, observability
-    from .api import background, faces, health, hivision, idphoto, metrics, rembg_server
+    from .api import background, faces, health, hivision, idphoto, live, metrics, rembg_server
     from .models.registry import REGISTRY
     from .service import Service
     from .web import bp as web_page
@@ -53,12 +53,13 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     cors.init_app(app, settings.cors_origins, blueprints=drop_in)
     errors.init_app(app)
     auth.init_app(app, settings, blueprints=drop_in)  # API_KEYS: Bearer keys on /api/v1 and the drop-in routes (off when unset)
-    for module in (health, metrics, background, idphoto, faces, rembg_server, hivision):
+    for module in (health, metrics, background, idphoto, live, faces, rembg_server, hivision):
         app.register_blueprint(module.bp)
     app.register_blueprint(web_page)  # GET /: the browser upload page
     # the ID photo first: it runs the portrait matte, so the matte's own cut-out request adds nothing
     # (app/warmup.py); the matte's warmup() runs the cut-out's whole matte at the other shapes
-    service.warmup_sources.extend([idphoto.warmup_requests, background.warmup_requests, faces.warmup_requests])
+    service.warmup_sources.extend([idphoto.warmup_requests, background.warmup_requests, faces.warmup_requests,
+                                    live.warmup_requests])
     return app
 
 

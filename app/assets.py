@@ -23,7 +23,12 @@ from .models.manifest import WEB_RUNTIME, get_spec
 
 STATIC = Path(__file__).resolve().parent / "web" / "static"
 STATIC_URL = "/ui"
-ASSETS = {"app.css": "text/css", "app.js": "text/javascript", "ondevice.js": "text/javascript"}
+ASSETS = {"app.css": "text/css"}
+# The page's code: ES modules by concern (app.js the entry), served at MODULE_URL/<version>/<name>, so
+# each module's relative imports ("./results.js") name the version too and all are immutable.
+MODULES = ("app.js", "common.js", "form.js", "upload.js", "results.js", "local.js", "camera.js", "guidance.js",
+           "ondevice.js")
+MODULE_URL = f"{STATIC_URL}/v"
 ONE_YEAR = 365 * 24 * 3600
 IMMUTABLE = f"public, max-age={ONE_YEAR}, immutable"
 
@@ -62,9 +67,14 @@ ONDEVICE_TYPES = {".mjs": "text/javascript", ".wasm": "application/wasm", ".onnx
 def asset_version() -> str:
     """12 hex digits of the assets' sha256: their URLs carry it (?v=), so a new file is a new URL."""
     digest = hashlib.sha256()
-    for name in ASSETS:
-        digest.update((STATIC / name).read_bytes())
+    for name in (*ASSETS, *MODULES):
+        digest.update(name.encode() + b"\0" + (STATIC / name).read_bytes())
     return digest.hexdigest()[:12]
+
+
+def module_url(name: str) -> str:
+    """Where the page's module `name` is served: a URL that names the assets' version (immutable)."""
+    return f"{MODULE_URL}/{asset_version()}/{name}"
 
 
 @dataclass(frozen=True)
@@ -143,6 +153,7 @@ def served_files(model_home: Path) -> list[ServedFile]:
     whether installed yet or not (nginx serves one from the moment it appears: the fetch renames each
     into place whole, and a file's URL names its checksum)."""
     files = [ServedFile(f"{STATIC_URL}/{name}", STATIC / name, kind, False) for name, kind in ASSETS.items()]
+    files += [ServedFile(module_url(name), STATIC / name, "text/javascript", True) for name in MODULES]
     ondevice = ondevice_places(model_home) or {}
     files += [ServedFile(item.url, item.path, item.content_type, True) for item in ondevice.values()]
     return files

@@ -119,6 +119,7 @@ class Settings:
     max_requests: int = 0
     max_requests_jitter: int = 0
     queue_depth: int = 4
+    live_queue_depth: int = 2  # the camera's live checks waiting per worker beyond the one running (LiveGate)
     model_home: Path = field(default_factory=lambda: default_model_home(os.environ))
     optimised_home: Path | None = None  # None: MODEL_HOME/optimised (see `optimised_dir`)
     lone_request_threads: int = field(default_factory=usable_cpus)  # the wide lane's threads; 1: no wide lane
@@ -186,7 +187,12 @@ class Settings:
     def worker_threads(self) -> int:
         """gthread threads per worker: one runs the inference, `queue_depth` wait for it, and one
         more is always free to answer probes and to turn the next request away with a fast 503."""
-        return self.threads if self.threads is not None else self.queue_depth + 2
+        return self.threads if self.threads is not None else self.queue_depth + 2 + self.live_threads
+
+    @property
+    def live_threads(self) -> int:
+        """The live lane's threads per worker: the check running and LIVE_QUEUE_DEPTH waiting."""
+        return 1 + self.live_queue_depth
 
     @property
     def optimised_dir(self) -> Path:
@@ -294,6 +300,7 @@ class Settings:
             max_requests=reader.integer("MAX_REQUESTS", defaults.max_requests, low=0, high=10_000_000),
             max_requests_jitter=reader.integer("MAX_REQUESTS_JITTER", defaults.max_requests_jitter, low=0, high=10_000_000),
             queue_depth=reader.integer("QUEUE_DEPTH", defaults.queue_depth, low=0, high=200),
+            live_queue_depth=reader.integer("LIVE_QUEUE_DEPTH", defaults.live_queue_depth, low=0, high=50),
             model_home=Path(reader.text("MODEL_HOME", str(defaults.model_home))).expanduser(),
             optimised_home=reader.optional_path("OPTIMISED_HOME"),
             lone_request_threads=reader.integer("LONE_REQUEST_THREADS", defaults.lone_request_threads, low=1, high=256),

@@ -96,6 +96,7 @@ class Service:
         self.registry = registry
         self.phases = Phases()
         self.admission: Admission = Unlimited()
+        self.live_admission: Admission = Unlimited()  # the camera's live checks' own lane (LiveGate)
         self.startup: StartupCount | None = None  # set by the serving layer when workers are counted
         self.warmup_sources: list[warmup.Source] = []
         self.warm_seconds: float | None = None
@@ -182,6 +183,15 @@ class Service:
         with self.admission.slot():
             if timings is not None:
                 timings.notes["lane"] = sessions.current_lane()
+            yield
+
+    @contextmanager
+    def live_inference(self, timings: Timings | None = None) -> Iterator[None]:
+        """Run a live check's model work inside this: the live lane's slot (`Busy` when it is full),
+        never the ID photos' (`inference`)."""
+        with self.live_admission.slot():
+            if timings is not None:
+                timings.notes["lane"] = "live"
             yield
 
     # -- warm-up ----------------------------------------------------------------------------------

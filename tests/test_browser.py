@@ -21,6 +21,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Browser, Page, expect
 
+from app.assets import ASSETS, MODULES
 from app.specs import BACKGROUND_COLOURS, get_spec
 from tests.conftest import RunningServer
 from tests.support.browser import ARTIFACTS, PHONE, browser_page, chromium
@@ -104,7 +105,7 @@ def test_page_headers_and_assets(server: Server) -> None:
     assert page.headers["X-Content-Type-Options"] == "nosniff"
     assert page.headers["Referrer-Policy"] == "no-referrer" and page.headers["X-Frame-Options"] == "DENY"
     assets = re.findall(r'(?:src|href)="(/ui/[^"]+)"', page.text)
-    assert len(assets) == 2
+    assert len(assets) == len(ASSETS) + len(MODULES) - 1  # the modules but ondevice.js (loaded when needed)
     for asset in assets:
         response = server.get(asset.replace("&amp;", "&"))
         assert response.status_code == 200 and "max-age=31536000" in response.headers["Cache-Control"]

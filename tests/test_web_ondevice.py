@@ -12,6 +12,7 @@ from pathlib import Path
 from flask.testing import FlaskClient
 
 from app import create_app
+from app.assets import asset_version
 from app.config import Settings
 from app.models.manifest import WEB_RUNTIME, get_spec
 from app.models.registry import Registry
@@ -54,7 +55,7 @@ def test_offered_and_served_immutable(tmp_path: Path, small_settings: Settings, 
     client = client_for(small_settings, small_registry, tmp_path)
     data = page_data(client)["ondevice"]
     assert data["working_max_side"] == small_settings.working_max_side
-    assert data["module"].startswith("/ui/ondevice.js?v=")
+    assert data["module"] == f"/ui/v/{asset_version()}/ondevice.js"
     for role, content_type in (("runtime", "text/javascript"), ("wasm", "application/wasm"), ("model", "application/octet-stream")):
         item = data[role]
         assert re.fullmatch(r"/ui/ondevice/[0-9a-f]{16}/[\w.-]+", item["url"]) and item["sha256"].startswith(item["url"].split("/")[3])

@@ -103,3 +103,44 @@ CUT_MESSAGES = {
     "left": "The photo is cut off through the left of the head; use one that shows your whole head.",
     "right": "The photo is cut off through the right of the head; use one that shows your whole head.",
 }
+
+
+# The words of the report's lines a person reads (pass, fail, and where the measure cannot decide,
+# check): the page's result shows them and the camera's live guidance says them, so the live verdict
+# and the final one agree. The page reads them from its page data; nothing else writes them.
+LINE_TITLES = {
+    "face_count": {"pass": "One face", "fail": "Exactly one face, please"},
+    "distance": {"pass": "Right distance", "fail": "Too far from the camera", "close": "Too close to the camera"},
+    "centre_x": {"pass": "Face centred", "fail": "Face off centre"},
+    "eye_line": {"pass": "Eyes on the eye line", "fail": "Eyes off the eye line"},
+    "yaw_degrees": {"pass": "Facing the camera", "fail": "Head turned", "check": "Head may be turned: check"},
+    "pitch_degrees": {"pass": "Looking straight ahead", "fail": "Chin up or down", "check": "Chin may be up or down: check"},
+    "roll_degrees": {"pass": "Head level", "fail": "Head tilted", "check": "Head may be tilted: check"},
+    "capture_lighting": {"pass": "Even light on the face", "fail": "One side of the face in shadow"},
+    "capture_exposure": {"pass": "Well exposed", "fail": "Too dark or washed out"},
+    "background_uniformity": {"pass": "Plain, even background", "fail": "Background not even"},
+    "background_even": {"pass": "Evenly lit background", "fail": "Background unevenly lit"},
+    "eyes_open": {"pass": "Eyes open", "fail": "Eyes may be closed"},
+    "mouth_closed": {"pass": "Mouth closed", "fail": "Mouth open", "check": "Smile allowed"},
+}
+
+# The live guidance's own advice, for what only a camera can still change (the report's other
+# advice is the report's own: ADVICE, EYES_ADVICE, MOUTH_ADVICE, the capture lines', wall_advice).
+LIVE_ADVICE = {
+    "no_face": "Look at the camera: we cannot see your face yet",
+    "faces": "Only you in the picture: ask anyone else to step out of it",
+    "far": "Come closer to the camera, until your head fills the outline",
+    "close": "Step back from the camera, until your whole head fits the outline",
+    "centre": "Move so your face is in the middle of the outline",
+    "eye_line": "Bring your eyes to the eye line: raise or lower the camera to eye level",
+}
+
+
+def line_title(name: str, passed: bool | None, *, variant: str | None = None) -> str:
+    """The words of a report line for a person: `variant` names one of its own (distance: "close")."""
+    titles = LINE_TITLES[name]
+    if variant is not None:
+        return titles[variant]
+    if passed is None:
+        return titles.get("check", titles["fail"])
+    return titles["pass" if passed else "fail"]

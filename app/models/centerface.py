@@ -298,6 +298,14 @@ class CenterFace:
         logger.debug("centerface: %d face(s) in %dx%d image", len(faces), width, height)
         return faces
 
+    def detect_frame(self, image: np.ndarray, *, score_threshold: float = 0.5) -> list[Face]:
+        """Faces in a small frame (the camera's live check): one image letterboxed into CLOSE_UP_SIZE
+        px, a quarter of `detect`'s work; its shape is warmed by the live check's warm-up request."""
+        if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8 or 0 in image.shape[:2]:
+            raise ValueError(f"the frame must be a non-empty (H, W, 3) uint8 image, got {image.shape} {image.dtype}")
+        (faces,) = self._run([image], size=CLOSE_UP_SIZE, batch=1, score_threshold=score_threshold)
+        return faces
+
     def detect_close_ups(self, images: Sequence[np.ndarray], *, score_threshold: float = 0.5) -> list[list[Face]]:
         """Faces in each of up to CLOSE_UP_BATCH crops around one face, in one run: each crop
         letterboxed into CLOSE_UP_SIZE px, the batch padded with blank crops to its fixed size.

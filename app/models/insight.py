@@ -130,6 +130,10 @@ class Scrfd:
         log.debug("scrfd: %d face(s) in %dx%d image", len(faces), width, height)
         return faces
 
+    def detect_frame(self, image: np.ndarray, *, score_threshold: float = 0.5) -> list[Face]:
+        """`detect` (SCRFD has one input size)."""
+        return self.detect(image, score_threshold=score_threshold)
+
     def detect_close_ups(self, images: Sequence[np.ndarray], *, score_threshold: float = 0.5) -> list[list[Face]]:
         """`detect` on each crop around one face (insightface's SCRFD runs one image at a time, at
         its one input size: no new shape to warm)."""

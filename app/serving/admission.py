@@ -187,3 +187,47 @@ class InferenceGate:
 def busy(what: str, *, reason: str) -> Busy:
     """The refusal of a full gate; `reason` (queue_full, wait_timeout) labels the metric."""
     return Busy("busy", f"Busy: {what}; retry shortly.", details={"reason": reason})
+
+
+class LiveGate:
+    """The camera's live checks' own lane (issue 52): one check at a time per worker, at most
+    `queue_depth` waiting for at most `wait_timeout` seconds, the next refused at once (`Busy`, 503
+    with Retry-After; the page slows down and says so). Apart from `InferenceGate`: a live check
+    never takes an ID photo's slot or queue place, nor counts as an inferring worker (the ID photo's
+    lane choice), and an ID photo never holds a live check back for longer than its own cost; the
+    worker's threads include this lane's (config.Settings.worker_threads)."""
+
+    def __init__(self, *, queue_depth: int, wait_timeout: float) -> None:
+        self.queue_depth = queue_depth
+        self.wait_timeout = wait_timeout
+        self._cond = threading.Condition()
+        self._busy = False
+        self._waiting = 0
+        self.rejected = 0
+
+    @contextmanager
+    def slot(self, *, request: bool = True) -> Iterator[None]:
+        with self._cond:
+            if self._busy and self._waiting >= self.queue_depth:
+                self.rejected += 1
+                raise busy("the live checks are at capacity", reason="live_full")
+            self._waiting += 1
+            try:
+                if not self._cond.wait_for(lambda: not self._busy, timeout=self.wait_timeout):
+                    raise busy("timed out waiting for a live check", reason="live_wait")
+            finally:
+                self._waiting -= 1
+            self._busy = True
+        try:
+            with sessions.lane(sessions.NARROW):  # one thread: the ID photo's wide lane keeps its cores
+                yield
+        finally:
+            with self._cond:
+                self._busy = False
+                self._cond.notify()
+
+    def describe(self) -> dict[str, object]:
+        return {"live": {"waiting": self._waiting, "rejected": self.rejected}}
+
+    def lanes_opened(self, threads: int) -> None:
+        """The live lane is always narrow."""

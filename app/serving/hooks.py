@@ -29,7 +29,7 @@ from ..models.registry import ModelFileError
 from ..models.sessions import ProviderError
 from ..service import Service
 from . import probes, watchdog
-from .admission import InferenceGate, InferringWorkers, WarmWorkers
+from .admission import InferenceGate, InferringWorkers, LiveGate, WarmWorkers
 from .front import worker_socket
 from .worker import RecyclingTurn
 
@@ -134,6 +134,7 @@ def post_fork(server: Arbiter, worker: Worker) -> None:
         keeps_memory=slot_of(worker) < settings.memory_keepers,
         inferring=_inferring,
     )
+    service.live_admission = LiveGate(queue_depth=settings.live_queue_depth, wait_timeout=LIVE_WAIT_S)
     if settings.preload_models and service.providers.accelerated:
         try:
             service.load()
@@ -195,6 +196,9 @@ def listen_unix(path: Path, group: str | None = None) -> socket.socket:
     listener.listen(LISTEN_BACKLOG)
     listener.setblocking(False)
     return listener
+
+
+LIVE_WAIT_S = 1.0  # a live check waits at most this long for the live lane: a stale frame is worth nothing
 
 
 def gate_of(worker: Worker) -> InferenceGate:

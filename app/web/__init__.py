@@ -16,12 +16,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from flask import Blueprint, Response, abort, current_app, render_template, request, send_file, url_for
+from flask import Blueprint, Response, abort, current_app, render_template, request, send_file
 
-from ..assets import IMMUTABLE, ONE_YEAR, SECURITY_HEADERS, asset_version, ondevice_files
+from ..assets import IMMUTABLE, MODULES, ONE_YEAR, SECURITY_HEADERS, STATIC, asset_version, module_url, ondevice_files
 from ..models.manifest import WEB_RUNTIME
 
 from ..imaging.sheet import PAPERS
+from ..imaging.wording import LINE_TITLES
 from ..specs import BACKGROUND_COLOURS, SPECS, PhotoSpec
 
 # Group headings of the spec list: ISO 3166 codes of the specs, plus ICAO's "INT" and "EU".
@@ -76,6 +77,16 @@ def ondevice_file(digest: str, name: str) -> Response:
     abort(404)
 
 
+@bp.get("/ui/v/<version>/<name>")
+def module_file(version: str, name: str) -> Response:
+    """One of the page's modules at its versioned URL (immutable); another version: 404, as nginx."""
+    if version != asset_version() or name not in MODULES:
+        abort(404)
+    response = send_file(STATIC / name, mimetype="text/javascript", max_age=ONE_YEAR, conditional=True)
+    response.headers["Cache-Control"] = IMMUTABLE
+    return response
+
+
 def _hex(rgb: tuple[int, int, int]) -> str:
     return "#{:02x}{:02x}{:02x}".format(*rgb)
 
@@ -87,7 +98,7 @@ def _colour_label(name: str) -> str:
 # What the page reads of a spec; the full rules, with their sources' URLs and words, are in
 # GET /api/v1/specs (the page itself names no other site).
 PAGE_SPEC_FIELDS = ("id", "name", "country", "width_mm", "height_mm", "width_px", "height_px", "dpi", "backgrounds",
-                    "default_background", "max_kb", "source")
+                    "default_background", "max_kb", "source", "head_height", "eye_line")
 
 
 def background_note(spec: PhotoSpec) -> str:
@@ -139,6 +150,7 @@ def index() -> str:
         "colours": colours,
         "papers": papers,
         "max_upload_mb": settings.max_upload_mb,
+        "lines": LINE_TITLES,  # the report's words for its lines: the result and the live guidance say them
         "ondevice": _ondevice_data(settings.model_home, settings.working_max_side),
     }
     return render_template(
@@ -151,6 +163,8 @@ def index() -> str:
         short_name=_short_name,
         default_spec="icao",
         version=asset_version(),
+        module_url=module_url,
+        modules=MODULES,
         max_upload_mb=settings.max_upload_mb,
     )
 
@@ -161,7 +175,7 @@ def _ondevice_data(model_home: Path, working_max_side: int) -> dict[str, object]
         return None
     return {
         **{role: item.describe() for role, item in files.items()},
-        "module": url_for("web.static", filename="ondevice.js", v=asset_version()),
+        "module": module_url("ondevice.js"),
         "runtime_version": WEB_RUNTIME.version,
         "working_max_side": working_max_side,
     }
