@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from app.assets import STATIC, asset_version
+from app.assets import IMMUTABLE, STATIC, asset_version, module_url
 from app.config import Settings
 from tests.conftest import WARM, RunningServer, reachable_folder
 from tests.support import kube
@@ -277,18 +277,23 @@ def test_only_four_methods_and_no_body_but_a_posts(limited: Server) -> None:
 
 def test_the_pages_files_come_from_disk_with_the_pages_headers(limited: Server) -> None:
     """nginx sends them itself (no X-Request-ID: no worker saw the request), byte for byte, with
-    the page's security headers; cached for a year under the current ?v=, revalidated otherwise."""
-    for name in ("app.js", "app.css", "ondevice.js"):
-        versioned = limited.get(f"/ui/{name}?v={asset_version()}", headers=another_client(), timeout=20)
-        assert versioned.status_code == 200 and versioned.content == (STATIC / name).read_bytes()
-        assert "X-Request-ID" not in versioned.headers, "served by a worker, not from disk"
-        assert versioned.headers["Cache-Control"] == "public, max-age=31536000"
-        assert "script-src 'self' 'wasm-unsafe-eval'" in versioned.headers["Content-Security-Policy"]
-        assert versioned.headers["Cross-Origin-Embedder-Policy"] == "require-corp"
-        plain = limited.get(f"/ui/{name}", headers=another_client(), timeout=20)
-        assert plain.headers["Cache-Control"] == "no-cache" and plain.headers.get("ETag")
-        again = limited.get(f"/ui/{name}", headers={"If-None-Match": plain.headers["ETag"], **another_client()}, timeout=20)
-        assert again.status_code == 304
+    the page's security headers: the stylesheet cached for a year under the current ?v= and
+    revalidated otherwise, the page's modules under their versioned URLs, immutable."""
+    def from_disk(url: str, name: str) -> requests.Response:
+        answer = limited.get(url, headers=another_client(), timeout=20)
+        assert answer.status_code == 200 and answer.content == (STATIC / name).read_bytes(), url
+        assert "X-Request-ID" not in answer.headers, f"{url}: served by a worker, not from disk"
+        assert "script-src 'self' 'wasm-unsafe-eval'" in answer.headers["Content-Security-Policy"]
+        assert answer.headers["Cross-Origin-Embedder-Policy"] == "require-corp"
+        return answer
+
+    assert from_disk(f"/ui/app.css?v={asset_version()}", "app.css").headers["Cache-Control"] == "public, max-age=31536000"
+    plain = limited.get("/ui/app.css", headers=another_client(), timeout=20)
+    assert plain.headers["Cache-Control"] == "no-cache" and plain.headers.get("ETag")
+    again = limited.get("/ui/app.css", headers={"If-None-Match": plain.headers["ETag"], **another_client()}, timeout=20)
+    assert again.status_code == 304
+    for name in ("app.js", "results.js", "ondevice.js"):
+        assert from_disk(module_url(name), name).headers["Cache-Control"] == IMMUTABLE
 
 
 def test_warmup_needs_its_key_from_any_address(limited: Server) -> None:

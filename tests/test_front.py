@@ -568,7 +568,7 @@ def test_the_ondevice_files_are_nginxs_whenever_they_appear(tmp_path: Path) -> N
     assert f"location = {places['wasm'].url} {{\n            alias {places['wasm'].path};" in conf
     assert "location ^~ /ui/ondevice/ {\n            return 404;" in conf
     base = Settings.from_env({"WORKERS": "2", "QUEUE_DEPTH": "4", "MAX_UPLOAD_MB": "20"})
-    assert base.upload_memory_bytes == 2 * 6 * 20 * 2**20
+    assert base.upload_memory_bytes == 2 * base.worker_threads * 20 * 2**20  # every thread of every worker
 
 
 def test_an_uploads_file_parts_never_go_to_a_file(app: object) -> None:

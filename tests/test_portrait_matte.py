@@ -293,7 +293,7 @@ def test_a_warm_up_pass_runs_each_modnet_shape_once_and_leaves_out_what_adds_not
     assert shapes == Counter({(1, 3, height, width): 1 for width, height in SHAPES}), shapes
     steps = [step["step"] for step in service.warmup_steps]
     assert steps == ["decode warmup.heic", "POST /api/v1/idphoto/sheet spec=icao paper=4x6 background=white",
-                     "POST /api/v1/remove-background model=u2netp", "POST /api/v1/faces crops=true", "modnet.warmup()"], steps
+                     "POST /api/v1/remove-background model=u2netp", "POST /api/v1/faces crops=true", "POST /api/v1/idphoto/check spec=icao", "modnet.warmup()"], steps
 
     skipping = Service.of(create_app(replace(settings, warmup_skip=("requests",)), registry))
     skipping.warm()  # no requests: each model's own warm-up, for the shapes not yet run (none here)
