@@ -161,3 +161,15 @@ def reachable_folder() -> Iterator[Path]:
 def front_temp_dir() -> Iterator[Path]:
     with reachable_folder() as folder:
         yield folder
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long files first: test.sh runs the suite in a process per core, each taking whole files
+    in the order collected (--dist loadfile), so the files that start servers or run the corpus
+    (marked `server` or `heavy`) go out first and the many quick ones fill in around them; a long
+    file left for last would run alone while the other processes sit idle."""
+    def long_file(item: pytest.Item) -> bool:
+        return item.get_closest_marker("server") is not None or item.get_closest_marker("heavy") is not None
+
+    items.sort(key=lambda item: not long_file(item))  # stable: each file's own order is kept
+

@@ -19,6 +19,8 @@ from app.imaging.compliance import Check
 from tests.support import corpus
 from tests.support.composites import ARM_POSES, arm_outline
 
+pytestmark = pytest.mark.heavy  # the corpus through the models: collected first (conftest.py)
+
 FIVE = np.array([[270, 300], [330, 300], [300, 335], [278, 362], [322, 362]], dtype=np.float64)  # 60 px apart
 CHIN_Y = 400.0
 

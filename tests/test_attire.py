@@ -18,6 +18,8 @@ from app.imaging import covering, glasses
 from app.specs import SPECS, get_spec
 from tests.support import corpus
 
+pytestmark = pytest.mark.heavy  # the corpus through the models: collected first (conftest.py)
+
 FIVE = np.array([[270, 300], [330, 300], [300, 335], [278, 362], [322, 362]], dtype=np.float64)  # 60 px apart
 SKIN, HAIR = (200, 160, 140), (60, 45, 35)
 

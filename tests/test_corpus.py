@@ -18,6 +18,8 @@ from PIL import Image, ImageDraw, ImageFilter
 from tests.support import corpus
 from tests.support.inspector import detect_faces, grey, inspect_id_photo
 
+pytestmark = pytest.mark.heavy  # the corpus through the models: collected first (conftest.py)
+
 ASTRONAUT_EYES = ((203.5, 101.5), (246.5, 103.0))  # hand-measured iris centres, px
 ASTRONAUT_ROLL = math.degrees(math.atan2(1.5, 43.0))  # ~2.0: the eye on the image's right is lower
 ASTRONAUT_CHIN_Y = corpus.HAND_READ_CHINS["astronaut"]

@@ -16,6 +16,8 @@ from app.imaging.pose import UNCERTAINTY_DEG, Pose
 from app.specs import get_spec
 from tests.support import corpus
 
+pytestmark = pytest.mark.heavy  # the corpus through the models: collected first (conftest.py)
+
 
 def eyes_turned(degrees: float) -> np.ndarray:
     """(68, 2) points whose two eye rings (36-41, 42-47) lie level, 60 px apart, turned by `degrees`

@@ -21,6 +21,8 @@ from app.models.landmarks68 import Landmarks68, eye_openness, five_points, mouth
 from app.models.manifest import get_spec
 from tests.support import corpus
 
+pytestmark = pytest.mark.heavy  # the corpus through the models: collected first (conftest.py)
+
 ASTRONAUT_EYES = ((203.5, 101.5), (246.5, 103.0))  # hand-measured iris centres, px (tests/test_corpus.py)
 
 # -- the converter, on generated weights --------------------------------------------------------------------

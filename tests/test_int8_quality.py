@@ -27,6 +27,8 @@ from app.models.sessions import WIDE, Lanes, lane, resolve_providers
 from tests.support import corpus
 from tests.support.judge import MAX_MEAN_ALPHA_DIFF, MIN_MEDIAN_IOU, compare, corpus_portraits, idphoto_outcomes
 
+pytestmark = pytest.mark.heavy  # the corpus through the models: collected first (conftest.py)
+
 SPECS = ("icao",)
 
 

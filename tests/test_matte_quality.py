@@ -22,6 +22,8 @@ from app.models.sessions import WIDE, lane, resolve_providers
 from tests.support import composites, corpus
 from tests.support.judge import corpus_portraits
 
+pytestmark = pytest.mark.heavy  # the corpus through the models: collected first (conftest.py)
+
 MIN_MEDIAN_IOU = 0.995
 MIN_WORST_IOU = 0.95
 MAX_MEAN_ERROR = 0.005

@@ -76,11 +76,14 @@ def pod(running_server: RunningServer, pod_env: dict[str, str]) -> Iterator[Serv
         yield server
 
 
-def test_probes_answer_while_every_queue_is_full(pod: Server, pod_env: dict[str, str], big_photo: bytes) -> None:
+def test_probes_answer_while_every_queue_is_full(pod: Server, pod_env: dict[str, str], astronaut: np.ndarray) -> None:
     _, container = rendered_base()
     settings = Settings.from_env(pod_env)
     assert settings.worker_threads >= settings.queue_depth + 2
-    body, content_type = multipart({"image": ("big.jpg", big_photo, "image/jpeg")}, SLOW)
+    # alpha matting at 900 px keeps a worker busy for seconds: long beside the probes' milliseconds,
+    # short enough that the ten requests of the base's queues are through in a few rounds
+    photo = jpeg(Image.fromarray(astronaut).resize((900, 900), Image.BILINEAR), quality=92)
+    body, content_type = multipart({"image": ("slow.jpg", photo, "image/jpeg")}, SLOW)
     capacity = settings.workers * (1 + settings.queue_depth)
     finished: list[tuple[float, int, bytes]] = []
     lock = threading.Lock()
