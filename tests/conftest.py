@@ -165,11 +165,15 @@ def front_temp_dir() -> Iterator[Path]:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The long files first: test.sh runs the suite in a process per core, each taking whole files
-    in the order collected (--dist loadfile), so the files that start servers or run the corpus
-    (marked `server` or `heavy`) go out first and the many quick ones fill in around them; a long
-    file left for last would run alone while the other processes sit idle."""
-    def long_file(item: pytest.Item) -> bool:
-        return item.get_closest_marker("server") is not None or item.get_closest_marker("heavy") is not None
+    in the order collected (--dist loadfile), so the files marked `heavy` (a minute or more: the
+    corpus through the models, load and soak runs) go out first, then those that start a server
+    (`server`), and the many quick ones fill in around them. A long file left for last would run
+    alone while the other processes sit idle. Each file keeps its own order."""
+    def rank(item: pytest.Item) -> int:
+        return 0 if item.get_closest_marker("heavy") else 1 if item.get_closest_marker("server") else 2
 
-    items.sort(key=lambda item: not long_file(item))  # stable: each file's own order is kept
-
+    files: dict[str, int] = {}
+    for item in items:
+        files[item.nodeid.split("::")[0]] = min(files.get(item.nodeid.split("::")[0], 2), rank(item))
+    order = {item.nodeid: index for index, item in enumerate(items)}
+    items.sort(key=lambda item: (files[item.nodeid.split("::")[0]], order[item.nodeid]))

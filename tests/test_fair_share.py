@@ -25,7 +25,7 @@ from tests.support.harness import Server, cmdline, free_port
 from tests.support.hostile import big_photo, hostile_socket, spooled_bytes, temp_file_bytes
 from tests.support.lockout import PIECE, METHODS, PATHS, VICTIM, Holders, address, framed, served, slow_upload_head
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, pytest.mark.heavy]
 
 SMALL = {"MODELS": "u2netp,centerface", "SEGMENTATION_MODEL": "u2netp", "PORTRAIT_MODEL": "auto"}
 

@@ -14,7 +14,7 @@ import requests
 from tests.conftest import RunningServer
 from tests.support.harness import Server, alive, busy_worker, wait_for
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, pytest.mark.heavy]
 
 CUTOUT = "/api/v1/remove-background"
 

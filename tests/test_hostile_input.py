@@ -21,6 +21,8 @@ from app.models.registry import Registry
 from tests.conftest import RunningServer, png_bytes
 from tests.support.harness import multipart, post_from
 
+pytestmark = pytest.mark.heavy  # a minute or more of servers under load: collected first (conftest.py)
+
 CUTOUT = "/api/v1/remove-background"
 POD_MEMORY_LIMIT_MIB = 3584  # deploy/k8s/base/deployment.yaml
 

@@ -20,7 +20,7 @@ from PIL import Image
 from tests.conftest import RunningServer, jpeg_bytes
 from tests.support.harness import Server, alive, busy_worker, wait_for
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, pytest.mark.heavy]
 
 CUTOUT = "/api/v1/remove-background"
 

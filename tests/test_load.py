@@ -8,7 +8,7 @@ import pytest
 from tests.support.load import run_load
 from tests.conftest import RunningServer
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, pytest.mark.heavy]
 
 
 def test_overload_gets_fast_503s_and_memory_stays_flat(running_server: RunningServer) -> None:

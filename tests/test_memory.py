@@ -12,6 +12,8 @@ from tests.conftest import RunningServer
 
 from tests.support.harness import Server, minor_faults, private_kib, smaps_rollup, wait_for
 
+pytestmark = pytest.mark.heavy  # a minute or more of servers under load: collected first (conftest.py)
+
 KEEPS = re.compile(r"worker (\d+) keeps its working memory")
 GAVE_BACK = re.compile(r"worker (\d+) idle for [\d.]+ s: working memory given back")
 

@@ -36,7 +36,7 @@ from tests.conftest import RunningServer, reachable_folder
 from tests.support.harness import Server, multipart, post_from
 from tests.support import kube
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, pytest.mark.heavy]
 
 CUTOUT = "/api/v1/remove-background"
 SLOW = {"alpha_matting": "true", "alpha_matting_erode_size": "40"}

@@ -29,6 +29,8 @@ from tests.support.hostile import (
 )
 from tests.conftest import RunningServer
 
+pytestmark = pytest.mark.heavy  # a minute or more of servers under load: collected first (conftest.py)
+
 CUTOUT = "/api/v1/remove-background"
 KEY = "k3y-abcdefghijklmnop-0123456789"
 OTHER_KEY = "second-key-abcdefghijklmnop"

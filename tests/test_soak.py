@@ -10,7 +10,7 @@ import pytest
 from tests.support.load import run_soak
 from tests.conftest import RunningServer
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, pytest.mark.heavy]
 
 
 def test_a_short_soak_has_no_5xx_and_memory_at_rest_stays_flat(running_server: RunningServer) -> None:
