@@ -8,6 +8,8 @@ import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from tests.conftest import RunningServer
 
 from tests.support.harness import Server, minor_faults, private_kib, smaps_rollup, wait_for
