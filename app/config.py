@@ -168,6 +168,8 @@ class Settings:
     get_rate_limit: int = 1200  # GET, HEAD and OPTIONS requests a minute per client, probes excepted (0: no limit)
     get_rate_burst: int = 120  # of those, how many a client may send at once beyond the rate
     worker_connections: int = 16384  # connections nginx holds open at once, idle and kept-alive included
+    front_memory_mb: int | None = None  # MiB nginx's buffers take at most (None: app/front_budget.py's default)
+    max_requests_in_progress: int | None = None  # proxied requests in progress at once, more get 429 (None: what the above holds)
     trusted_proxies: tuple[str, ...] = ()  # addresses whose X-Forwarded-For names the client (nginx set_real_ip_from)
     # behind a proxy by design (the ingress overlay): refuse to start until TRUSTED_PROXIES names it
     require_trusted_proxies: bool = False
@@ -342,6 +344,8 @@ class Settings:
             get_rate_limit=reader.integer("GET_RATE_LIMIT", defaults.get_rate_limit, low=0, high=1_000_000),
             get_rate_burst=reader.integer("GET_RATE_BURST", defaults.get_rate_burst, low=0, high=100_000),
             worker_connections=reader.integer("WORKER_CONNECTIONS", defaults.worker_connections, low=64, high=1_000_000),
+            front_memory_mb=reader.optional_integer("FRONT_MEMORY_MB", low=16, high=1_000_000),
+            max_requests_in_progress=reader.optional_integer("MAX_REQUESTS_IN_PROGRESS", low=1, high=65535),
             trusted_proxies=reader.networks("TRUSTED_PROXIES"),
             require_trusted_proxies=reader.boolean("REQUIRE_TRUSTED_PROXIES", defaults.require_trusted_proxies),
             max_matting_px=reader.optional_integer("MAX_MATTING_PIXELS", low=1000, high=100_000_000),
@@ -363,14 +367,9 @@ class Settings:
                 f"inferring, QUEUE_DEPTH={self.queue_depth} waiting and one spare, so at least {self.queue_depth + 2} "
                 "(or leave THREADS unset)"
             )
-        posts = self.max_posts_in_progress
-        admitted = self.workers * (1 + self.queue_depth)
-        if posts is not None and posts < admitted:
-            raise ConfigError(
-                f"TEMP_BUDGET_MB={self.temp_budget_mb:g} holds {posts} requests of MAX_UPLOAD_MB + MAX_ANSWER_MB "
-                f"({self.request_disk_mb:g} MB) at once, fewer than the {admitted} the workers admit "
-                f"(WORKERS x (1 + QUEUE_DEPTH)); at least {admitted * self.request_disk_mb:g} (or 0: no cap)"
-            )
+        from . import front_budget  # pure: TEMP_BUDGET_MB's and FRONT_MEMORY_MB's bounds
+        if (problem := front_budget.problem(self)) is not None:
+            raise ConfigError(problem)
         if self.management_port == self.port:
             raise ConfigError(f"MANAGEMENT_PORT={self.management_port} is PORT too: give the probes a port of their own (or 0: none)")
         if not is_host(self.host):

@@ -210,6 +210,9 @@ def another_client() -> dict[str, str]:
     return {"X-Forwarded-For": f"198.18.{index // 250}.{index % 250 + 1}"}
 
 
+IN_PROGRESS = 5  # the fewest the `limited` server's one worker admits (1 + QUEUE_DEPTH)
+
+
 @pytest.fixture(scope="module")
 def management() -> int:
     return free_port()
@@ -218,7 +221,8 @@ def management() -> int:
 @pytest.fixture(scope="module")
 def limited(running_server: RunningServer, management: int) -> Iterator[Server]:
     with running_server(WORKERS="1", GET_RATE_LIMIT="6", GET_RATE_BURST="3", MAX_CONNECTIONS_PER_IP="2",
-                        TRUSTED_PROXIES="127.0.0.1", MANAGEMENT_PORT=str(management)) as server:
+                        TRUSTED_PROXIES="127.0.0.1", MANAGEMENT_PORT=str(management),
+                        MAX_REQUESTS_IN_PROGRESS=str(IN_PROGRESS)) as server:
         yield server
 
 
@@ -309,6 +313,37 @@ def test_a_redirect_keeps_its_location_through_the_front(limited: Server) -> Non
     sock, head = raw(limited.port, b"GET /api//v1/specs HTTP/1.0\r\n\r\n")
     sock.close()
     assert head.startswith(b"HTTP/1.1 308 ") and b"\r\nLocation: /api/v1/specs\r\n" in head, head[:300]
+
+
+def test_past_the_requests_in_progress_nginx_refuses_and_the_probes_answer(limited: Server, management: int) -> None:
+    """MAX_REQUESTS_IN_PROGRESS=5 (issue 49: nginx's memory for requests in progress is bounded): five
+    slow uploads from five addresses, each within its own share, hold every place; the next request
+    of any kind from anyone is refused 429 in its API's shape, naming the cap; the page's files (from
+    disk) and the management port's probes are not counted and answer; once the uploads end, a
+    request is served again."""
+    holders = Holders(limited.port)
+    try:
+        assert sum(holders.upload(address(100 + index), 1) for index in range(IN_PROGRESS)) == IN_PROGRESS
+        assert holders.upload(address(100 + IN_PROGRESS), 1) == 0
+        assert holders.refused[-1].startswith(b"HTTP/1.1 429 ") and b"MAX_REQUESTS_IN_PROGRESS" in holders.refused[-1]
+        answer = limited.get("/api/v1/specs", headers=another_client(), timeout=20)
+        assert answer.status_code == 429 and answer.headers["Retry-After"] == "1"
+        assert answer.json()["error"]["code"] == "too_many_connections"
+        assert f"{IN_PROGRESS} requests of any kind on this server (MAX_REQUESTS_IN_PROGRESS)" in answer.json()["error"]["message"]
+        rembg = limited.post("/api/remove", files={"file": ("a.jpg", b"x" * 100, "image/jpeg")}, headers=another_client(), timeout=20)
+        assert rembg.status_code == 429 and "MAX_REQUESTS_IN_PROGRESS" in rembg.json()["detail"]
+        page = limited.get(f"/ui/app.css?v={asset_version()}", headers=another_client(), timeout=20)
+        assert page.status_code == 200 and page.content == (STATIC / "app.css").read_bytes() and "X-Request-ID" not in page.headers
+        for path in ("/readyz", "/healthz", "/metrics"):
+            assert requests.get(f"http://127.0.0.1:{management}{path}", timeout=20).status_code == 200, path
+        assert holders.alive_uploads() == IN_PROGRESS
+    finally:
+        holders.close()
+    deadline, status = time.monotonic() + 30, 0
+    while status != 200 and time.monotonic() < deadline:
+        status = limited.get("/api/v1/specs", headers=another_client(), timeout=20).status_code
+        time.sleep(0.2 if status != 200 else 0)
+    assert status == 200
 
 
 # -- a backend's key: its own share, and nginx's refusals in each API's shape (issue 50) -----------

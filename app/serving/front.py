@@ -4,7 +4,8 @@ worker listens.
 nginx owns the clients (gunicorn's deployment guide): it reads every request whole before a worker
 sees it, buffers every answer so a slow reader holds nginx's memory or a temporary file and never a
 worker thread, and enforces the client limits (HEADER_TIMEOUT, BODY_TIMEOUT, SEND_TIMEOUT,
-MAX_UPLOAD_MB, MAX_CONNECTIONS_PER_IP, WORKER_CONNECTIONS). gunicorn owns the processes: every warm
+MAX_UPLOAD_MB, MAX_CONNECTIONS_PER_IP, WORKER_CONNECTIONS, MAX_REQUESTS_IN_PROGRESS within FRONT_MEMORY_MB:
+app/front_budget.py). gunicorn owns the processes: every warm
 worker listens on a unix socket of its own (`worker_socket`, bound by the `post_worker_init` hook
 once its warm-up is done), so nginx chooses the worker, deterministically:
 
@@ -33,6 +34,7 @@ from pathlib import Path
 
 import jinja2
 
+from .. import front_budget as budget
 from ..assets import SECURITY_HEADERS, STATIC_URL, ServedFile, asset_version
 from ..config import ConfigError, ReleaseMemory, Settings
 from .probes import probe_socket
@@ -134,7 +136,11 @@ class LimitMessages:
 
 def limit_messages(settings: Settings) -> LimitMessages:
     each = settings.max_connections_per_ip
-    others = f"Too many requests in progress from this address (the limit is {each})." if each else ""
+    # every request a worker answers counts against the server's places too (nginx cannot tell which
+    # limit refused one: each message names every limit the request met)
+    everyone = f"{budget.requests_in_progress(settings)} requests of any kind on this server (MAX_REQUESTS_IN_PROGRESS)"
+    retry = ". Retry once an earlier request has been answered."
+    others = "Too many requests in progress: " + (f"at most {each} from this address (MAX_CONNECTIONS_PER_IP), " if each else "at most ")
     posts, server = settings.posts_per_client, settings.max_posts_in_progress
     parts = []
     if posts is not None:
@@ -143,16 +149,16 @@ def limit_messages(settings: Settings) -> LimitMessages:
         parts.append(f"{each} requests of any kind from one address (MAX_CONNECTIONS_PER_IP)")
     if server is not None:
         parts.append(f"{server} POSTs on this server (TEMP_BUDGET_MB)")
-    post = "Too many POSTs in progress: " + ", ".join(parts) + ". Retry once an earlier request has been answered."
+    post = "Too many POSTs in progress: " + ", ".join([*parts, everyone]) + retry
     keyed = ["the share of this API key (SHARE: API_KEYS, MAX_POSTS_PER_KEY)"]
     if server is not None:
         keyed.append(f"{server} POSTs on this server (TEMP_BUDGET_MB)")
-    key_post = "Too many POSTs in progress: " + ", ".join(keyed) + ". Retry once an earlier request has been answered."
+    key_post = "Too many POSTs in progress: " + ", ".join([*keyed, everyone]) + retry
     return LimitMessages(
         too_many_post=post,
-        too_many_other=others or "Too many requests in progress.",
+        too_many_other=others + everyone + retry,
         too_many_key_post=key_post,
-        too_many_key_other=keyed_message(others) or "Too many requests in progress.",
+        too_many_key_other=keyed_message(others + everyone + retry),
         rate_post=f"Too many POSTs from this address: the limit is {settings.rate_limit} a minute, "
                   f"{settings.rate_burst} more at once.",
         rate_other=f"Too many requests from this address: the limit is {settings.get_rate_limit} GET, HEAD and "
@@ -189,37 +195,6 @@ def key_groups(clients: list[KeyedClient]) -> list[tuple[int, list[str]]]:
     is fixed per zone); a key without a cap (MAX_POSTS_PER_KEY=0) is in none."""
     shares = sorted({client.posts for client in clients if client.posts})
     return [(posts, [client.name for client in clients if client.posts == posts]) for posts in shares]
-
-
-HEADER_BUFFER_KIB = 1  # every request head starts in this
-LARGE_HEADER_BUFFERS = (4, 8)  # then up to 4 buffers of 8 KiB: a request line or header field of at most 8 KiB
-
-
-def header_buffer_bytes(settings: Settings) -> int:
-    """The most memory nginx's header buffers take: every one of WORKER_CONNECTIONS sending a head
-    as large as nginx allows (a connection whose head has not begun holds none; HEADER_TIMEOUT ends
-    each slow one)."""
-    count, kib = LARGE_HEADER_BUFFERS
-    return settings.worker_connections * (HEADER_BUFFER_KIB + count * kib) * 1024
-
-
-BODY_BUFFER_KIB = 256  # client_body_buffer_size: a body past it waits in a temporary file
-ANSWER_BUFFERS = (16, 32, 64)  # proxy_buffer_size 16k, proxy_buffers 32 64k: an answer's first 2 MiB in memory
-
-
-def connection_buffer_bytes() -> int:
-    """The most memory of nginx's buffers one connection holds while its request is in progress: the
-    head's buffers, the body buffer (a POST) and the answer's buffers (a proxied request), each the
-    size nginx allocates at most."""
-    count, kib = LARGE_HEADER_BUFFERS
-    first, answers, each = ANSWER_BUFFERS
-    return (HEADER_BUFFER_KIB + count * kib + BODY_BUFFER_KIB + first + answers * each) * 1024
-
-
-def buffer_bytes(settings: Settings) -> int:
-    """nginx's buffers at worst: every one of WORKER_CONNECTIONS holding `connection_buffer_bytes`
-    (size WORKER_CONNECTIONS by it: the launcher logs it at start)."""
-    return settings.worker_connections * connection_buffer_bytes()
 
 
 RATE_LIMITED = 430  # limit_req's own status inside nginx, told from limit_conn's 429; clients get 429
@@ -365,15 +340,21 @@ def render(settings: Settings, *, run_dir: Path, sockets: Path, user: str | None
         error_level=NGINX_LEVELS[settings.log_level],
         graceful_timeout=settings.graceful_timeout,
         worker_connections=settings.worker_connections,
-        header_buffer_kib=HEADER_BUFFER_KIB,
-        large_header_buffers=LARGE_HEADER_BUFFERS[0],
-        large_header_kib=LARGE_HEADER_BUFFERS[1],
-        header_kib=HEADER_BUFFER_KIB + LARGE_HEADER_BUFFERS[0] * LARGE_HEADER_BUFFERS[1],
-        header_mib=round(header_buffer_bytes(settings) / 2**20),
-        body_buffer_kib=BODY_BUFFER_KIB,
-        answer_buffers=ANSWER_BUFFERS,
-        connection_kib=connection_buffer_bytes() // 1024,
-        buffer_mib=round(buffer_bytes(settings) / 2**20),
+        connection_pool_bytes=budget.CONNECTION_POOL_BYTES,
+        request_pool_kib=budget.REQUEST_POOL_KIB,
+        header_buffer_kib=budget.HEADER_BUFFER_KIB,
+        large_header_buffers=budget.LARGE_HEADER_BUFFERS[0],
+        large_header_kib=budget.LARGE_HEADER_BUFFERS[1],
+        head_kib=f"{budget.HEAD_KIB:g}",
+        heads_mib=budget.mib(budget.heads_bytes(settings)),
+        body_buffer_kib=budget.BODY_BUFFER_KIB,
+        upstream_head_kib=budget.UPSTREAM_HEAD_KIB,
+        answer_buffers=budget.ANSWER_BUFFERS,
+        request_kib=f"{budget.REQUEST_KIB:,}",
+        in_progress=budget.requests_in_progress(settings),
+        in_progress_mib=budget.mib(budget.in_progress_bytes(settings)),
+        buffers_mib=budget.mib(budget.buffer_bytes(settings)),
+        budget_mib=budget.mib(budget.budget_bytes(settings)),
         header_timeout=_seconds(settings.header_timeout),
         body_timeout=_seconds(settings.body_timeout),
         send_timeout=_seconds(settings.send_timeout),

@@ -35,6 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from .. import front_budget as budget
 from ..assets import ServedFile, served_files
 from ..config import ConfigError, Settings
 from . import front
@@ -132,15 +133,16 @@ def _pair(settings: Settings, nginx: str) -> int:
         proxy = _spawn([nginx, "-e", "stderr", "-p", str(run_dir), "-c", str(conf)], env=dict(os.environ),
                        parent_gone=signal.SIGQUIT)
         log.info(
-            "nginx (pid %d) on http://%s in front of gunicorn (pid %d), %d worker socket(s) in %s; "
-            "%d connections, their request heads at most %d MiB, all their buffers at most %d MiB (%d KiB a "
-            "connection with a request in progress: size WORKER_CONNECTIONS by it); uploads being parsed by the workers at most %d MiB "
-            "in memory (WORKERS x THREADS x MAX_UPLOAD_MB), none in a file",
+            "nginx (pid %d) on http://%s in front of gunicorn (pid %d), %d worker socket(s) in %s; uploads being "
+            "parsed by the workers at most %d MiB in memory (WORKERS x THREADS x MAX_UPLOAD_MB), none in a file",
             proxy.pid, front.listen_address(settings), gunicorn.pid, settings.workers, sockets,
-            settings.worker_connections, front.header_buffer_bytes(settings) // 2**20,
-            front.buffer_bytes(settings) // 2**20, front.connection_buffer_bytes() // 1024,
             settings.upload_memory_bytes // 2**20,
         )
+        log.info("nginx's buffers: %s", memory_figures(settings))
+        limit = cgroup_memory_limit()
+        if limit is not None and budget.budget_bytes(settings) >= limit:
+            log.warning("FRONT_MEMORY_MB (%s) is not below this container's memory limit (%s): nginx's buffers alone "
+                        "could take all of it", budget.mib(budget.budget_bytes(settings)), budget.mib(limit))
         for placeholder in front.placeholder_proxies(settings):
             log.warning("TRUSTED_PROXIES holds %s, a documentation range: put the ingress controller's pod range "
                         "there, or every client behind it counts as one (docs/deploy.md, behind an ingress)", placeholder)
@@ -148,6 +150,31 @@ def _pair(settings: Settings, nginx: str) -> int:
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def memory_figures(settings: Settings) -> str:
+    """The bound on nginx's buffers by phase, as the launcher logs it (app/front_budget.py)."""
+    return (
+        f"WORKER_CONNECTIONS={settings.worker_connections} x {budget.HEAD_KIB:g} KiB each in any phase (its pools and its "
+        f"head's buffers) = {budget.mib(budget.heads_bytes(settings))}, + MAX_REQUESTS_IN_PROGRESS="
+        f"{budget.requests_in_progress(settings)} x {budget.REQUEST_KIB:,} KiB each on its way to a worker or back (body "
+        f"buffer, head re-sent, answer buffers) = {budget.mib(budget.in_progress_bytes(settings))}: at most "
+        f"{budget.mib(budget.buffer_bytes(settings))} of FRONT_MEMORY_MB's {budget.mib(budget.budget_bytes(settings))}; "
+        f"past {budget.requests_in_progress(settings)} requests in progress, 429"
+    )
+
+
+def cgroup_memory_limit(root: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """This container's memory limit in bytes (cgroup v2 memory.max, else v1), or None."""
+    for path in (root / "memory.max", root / "memory" / "memory.limit_in_bytes"):
+        try:
+            text = path.read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) < 2**60:  # v1 writes "no limit" as a huge number
+            return int(text)
+        return None
+    return None
 
 
 def _stage(files: list[ServedFile], folder: Path) -> list[ServedFile]:

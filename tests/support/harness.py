@@ -118,8 +118,11 @@ def free_port() -> int:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.bind((LOOPBACK, 0))
             return int(sock.getsockname()[1])
+    # after the last port handed out, not at the count of them: once a busy port was skipped, the
+    # count points at a port handed out but not yet bound (a MANAGEMENT_PORT), which would come twice
+    start = block.index(_handed_out[-1]) + 1 if _handed_out else 0
     for offset in range(len(block)):  # bounded: one look at each port of the block
-        port = block[(len(_handed_out) + offset) % len(block)]
+        port = block[(start + offset) % len(block)]
         if _bindable(port):
             _handed_out.append(port)
             return port
