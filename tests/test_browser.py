@@ -22,6 +22,8 @@ from PIL import Image
 from playwright.sync_api import Browser, Page, expect
 
 from app.assets import ASSETS, MODULES
+from app.models.fetch import fetch_npm, inspect_npm
+from app.models.manifest import AXE_CORE
 from app.specs import BACKGROUND_COLOURS, get_spec
 from tests.conftest import RunningServer
 from tests.support.browser import ARTIFACTS, PHONE, browser_page, chromium
@@ -56,6 +58,14 @@ def photos(tmp_path_factory: pytest.TempPathFactory, astronaut_jpeg: bytes) -> d
     assert insightface is not None and insightface.submodule_search_locations, "pip install --no-deps insightface==2.1"
     crowd = Path(insightface.submodule_search_locations[0]) / "data" / "images" / "t1.jpg"
     return {"portrait": portrait, "crowd": crowd}
+
+
+@pytest.fixture(scope="module")
+def axe_script(model_home: Path) -> Path:
+    """axe-core's script in MODEL_HOME, pinned and checked (test.sh fetches it; fetched here when missing)."""
+    if not inspect_npm(AXE_CORE, model_home).ok:
+        fetch_npm(AXE_CORE, model_home, progress=False)
+    return model_home / AXE_CORE.folder / "axe.min.js"
 
 
 def no_overflow(page: Page) -> None:
@@ -323,3 +333,29 @@ def test_phone_photo_and_print_sheet(server: Server, browser: Browser, photos: d
         assert alpha[0, 0] == 0 and alpha[300, 256] > 240, "transparent corner, opaque person"
         screenshot(page, "browser-cutout-phone.png")
 
+
+def axe_violations(page: Page, script: Path) -> list[dict[str, object]]:
+    """axe-core's serious and critical violations on the page as it stands."""
+    if page.evaluate("typeof window.axe") == "undefined":
+        page.add_script_tag(path=str(script))
+    found = page.evaluate("""async () => {
+        const result = await axe.run(document, { resultTypes: ["violations"] });
+        return { passes: result.passes.length, violations: result.violations.map((v) => ({
+            id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 4).map((n) => n.target.join(" ")) })) };
+    }""")
+    assert found["passes"] > 10, found  # axe ran its rules on the page
+    return [violation for violation in found["violations"] if violation["impact"] in ("serious", "critical")]
+
+
+def test_axe_finds_no_serious_violation(server: Server, browser: Browser, photos: dict[str, Path], axe_script: Path) -> None:
+    """axe-core (pinned from npm) on the first screen and on a result with its report open, at a phone's
+    size. Its script is injected by Playwright, which the page's CSP refuses: this context alone
+    bypasses the CSP (the other tests keep it, and fail on any violation of it)."""
+    with browser_page(browser, {**PHONE, "bypass_csp": True}) as page:
+        page.goto(server.url + "/?spec=icao")
+        assert axe_violations(page, axe_script) == []
+        page.set_input_files("#file", photos["portrait"])
+        expect(page.locator("#download-photo")).to_be_visible(timeout=RESULT_TIMEOUT_MS)
+        page.locator("#report-summary").tap()
+        page.get_by_text("Time per step").tap()
+        assert axe_violations(page, axe_script) == []
