@@ -20,7 +20,7 @@ from app.specs import get_spec
 from tests.conftest import RunningServer
 from tests.support.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, page_errors
 from tests.support.harness import Server
-from tests.support.scenes import on_the_outline
+from tests.support.scenes import on_the_outline, side_lit, turned
 from tests.support.y4m import write_y4m
 
 pytestmark = pytest.mark.server
@@ -121,6 +121,32 @@ def test_guidance_names_the_fault_and_takes_no_photo(server: Server, astronaut: 
         said = guidance_said(page)
         assert said and said != "Starting the guidance…", said
         # the live region keeps naming a fault for a while, and no photo is taken by itself
+        page.wait_for_timeout(2500)
+        expect(page.locator("#camera-panel")).to_be_visible()
+        assert page.locator("#result-img").is_hidden()
+        assert guidance_record(page, name), "the guidance said something"
+        assert errors == [], errors
+
+
+@pytest.mark.parametrize(("name", "line", "title", "said"), [
+    ("turned", "yaw_degrees", "Head turned", "Face the camera squarely"),
+    ("side-lit", "capture_lighting", "One side of the face in shadow", "One side of your face is in shadow"),
+])
+def test_the_good_scene_turned_or_lit_from_one_side_is_named_and_not_taken(server: Server, astronaut: np.ndarray,
+                                                                           tmp_path: Path, name: str, line: str,
+                                                                           title: str, said: str) -> None:
+    """The good sequence's scene below, with the head turned (one half of the face foreshortened) or
+    lit from one side: that line is named in words, and no photo is taken by itself."""
+    good = on_the_outline(server, astronaut, get_spec("cn-1inch"), VIDEO)
+    frame = turned(good) if name == "turned" else side_lit(good)
+    video = write_y4m(tmp_path / f"{name}.y4m", [frame] * 4)
+    with camera_page(server, video, "cn-1inch") as (page, errors):
+        record_guidance(page)
+        page.click("#camera-start")
+        item = page.locator(f'#guidance-lines li[data-line="{line}"]')
+        expect(item).to_have_class("fix", timeout=GUIDANCE_MS)
+        expect(item).to_contain_text(title)
+        expect(page.locator("#guidance-say")).to_contain_text(said)  # the one fault, said first
         page.wait_for_timeout(2500)
         expect(page.locator("#camera-panel")).to_be_visible()
         assert page.locator("#result-img").is_hidden()

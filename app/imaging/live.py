@@ -26,8 +26,9 @@ from .pose import estimate_pose
 from .wording import LIVE_ADVICE, line_title
 
 # Most important first: what makes the photo impossible, then what the person fixes by moving, then
-# the light and the wall, then the face's expression.
-ORDER = ("face_count", "distance", "centre_x", "eye_line", "yaw_degrees", "roll_degrees", "pitch_degrees",
+# the light and the wall, then the face's expression. A turn comes before the centring: a turned head
+# moves the eyes' midpoint off the middle, so "move to the middle" would send the person the wrong way.
+ORDER = ("face_count", "distance", "yaw_degrees", "centre_x", "eye_line", "roll_degrees", "pitch_degrees",
          "capture_lighting", "capture_exposure", "background_uniformity", "background_even", "eyes_open",
          "mouth_closed")
 HEAD_SLACK = (0.9, 1.08)  # the spec's head band widened by these factors (the ID photo scales the head itself)

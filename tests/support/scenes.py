@@ -107,3 +107,29 @@ def on_the_outline(server: Server, rgb: np.ndarray, spec: PhotoSpec, video: tupl
     scale *= head * FRAME_HEIGHT / seen_head
     at = (at[0], at[1] - (seen_eyes / FRAME_HEIGHT - (1 - eyes)) * h)
     return place(rgb, alpha, video, scale=scale, anchor=(centre, eye_row), at=at)
+
+
+def side_lit(frame: np.ndarray, *, darkest: float = 0.3, span: tuple[float, float] = (0.25, 0.6)) -> np.ndarray:
+    """The scene lit from the right (the camera's view): across the face (centred by `on_the_outline`)
+    the light falls off to the left, full from `span[1]` of the frame's width rightwards, down to
+    `darkest` of itself at `span[0]` and leftwards."""
+    width = frame.shape[1]
+    x = np.arange(width) / width
+    gain = np.clip(darkest + (1 - darkest) * (x - span[0]) / (span[1] - span[0]), darkest, 1.0).astype(np.float32)
+    return np.clip(frame.astype(np.float32) * gain[None, :, None], 0, 255).astype(np.uint8)
+
+
+def turned(frame: np.ndarray, *, near: float = 0.55, half: float = 0.3) -> np.ndarray:
+    """The head seen turned: within `half` of the frame's width either side of the middle (the face,
+    centred by `on_the_outline`), the left half foreshortened to `near` of its width and the right half
+    widened to fill the rest, as a face turned to the camera's left shows it (the nose moves towards
+    the far eye). A warp of the photographed pixels, not a new pose: what the landmarks read of it is
+    what a turn looks like to them."""
+    image = Image.fromarray(frame)
+    width, height = image.size
+    left, middle, right = round(width * (0.5 - half)), width // 2, round(width * (0.5 + half))
+    split = left + round((middle - left) * near)
+    out = image.copy()
+    out.paste(image.crop((left, 0, middle, height)).resize((split - left, height), Image.LANCZOS), (left, 0))
+    out.paste(image.crop((middle, 0, right, height)).resize((right - split, height), Image.LANCZOS), (split, 0))
+    return np.asarray(out)
