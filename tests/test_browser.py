@@ -302,6 +302,22 @@ def test_phone_photo_and_print_sheet(server: Server, browser: Browser, photos: d
         expect(page.locator("#checks li.pass").first).to_be_visible()
         no_overflow(page)  # the report's long lines and the sources' addresses wrap
 
+        # A new background, on the phone: made again in place. The Department refuses a replaced one:
+        # the verdict says so first, and its button keeps one's own, made again at once too.
+        shown = page.get_attribute("#result-img", "src")
+        page.get_by_role("radio", name="White", exact=True).tap()
+        expect(page.locator("#result-img")).not_to_have_attribute("src", shown or "", timeout=RESULT_TIMEOUT_MS)
+        expect(page.locator("#verdict-next")).to_contain_text("does not accept a new background")
+        keep = page.locator("#verdict-action")
+        expect(keep).to_have_text("Keep my own background")
+        shown = page.get_attribute("#result-img", "src")
+        keep.tap()
+        expect(page.locator("#result-img")).not_to_have_attribute("src", shown or "", timeout=RESULT_TIMEOUT_MS)
+        expect(page.get_by_role("radio", name="My own (kept and checked)")).to_be_checked()
+        expect(page.locator("#verdict-next")).to_contain_text("plain white or off white wall")
+        verdict_first(page)
+        no_overflow(page)
+
         assert natural_size(page, "#result-img") == (600, 600)
         name, body = download(page, "#download-photo")
         assert name == "us-passport-600x600.jpg"
@@ -332,6 +348,15 @@ def test_phone_photo_and_print_sheet(server: Server, browser: Browser, photos: d
         alpha = np.asarray(cutout)[..., 3]
         assert alpha[0, 0] == 0 and alpha[300, 256] > 240, "transparent corner, opaque person"
         screenshot(page, "browser-cutout-phone.png")
+
+        # A file that is no photo, on the phone: the page as before any photo, the error beside the picker.
+        page.set_input_files("#file", files=[{"name": "notes.txt", "mimeType": "text/plain", "buffer": b"not a photo"}])
+        expect(page.locator("#file-error")).to_contain_text("notes.txt")
+        for gone in ("#drop-preview", "#original-img", "#result-img", "#downloads", "#file-info"):
+            expect(page.locator(gone)).to_be_hidden()
+        picker, error_box = page.locator('label[for="file"]').bounding_box(), page.locator("#file-error").bounding_box()
+        assert picker and error_box and 0 < error_box["y"] - picker["y"] < 400, (picker, error_box)
+        no_overflow(page)
 
 
 def axe_violations(page: Page, script: Path) -> list[dict[str, object]]:
