@@ -283,6 +283,9 @@ def test_keep_my_photo_on_this_device_uploads_nothing(
         expect(page.locator("#download-photo")).to_be_visible(timeout=RESULT_TIMEOUT_MS)
         expect(page.locator("#verdict")).to_contain_text("Made on your device: your photo never left it")
         expect(page.locator("#verdict")).to_contain_text("the ID photo needs the server")
+        # what it is, said plainly: not the chosen spec's size (that needs the server), the photo's own
+        expect(page.locator("#verdict")).to_contain_text("It is not sized to the US passport rules (51 × 51 mm)")
+        expect(page.locator("#verdict")).to_contain_text("this is your whole photo, 512 × 512 px")
         page.get_by_role("radio", name="Background only").check()
         page.get_by_role("button", name="Remove the background on this device").click()
         expect(page.locator("#download-photo")).to_be_visible(timeout=RESULT_TIMEOUT_MS)
