@@ -17,7 +17,7 @@ if ! command -v npm >/dev/null 2>&1; then
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q npm
 fi
-pl_ensure_models web-runtime
+pl_ensure_models web-runtime axe-core
 # Debian's nginx, so the server tests run the real front (app/serving/launch.py), Debian's
 # chromium for the browser test: Playwright drives it by path (it cannot download browsers here),
 # and Debian's fonts-droid-fallback, the CJK font of /watermark (as the Dockerfiles install it)

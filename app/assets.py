@@ -26,8 +26,8 @@ STATIC_URL = "/ui"
 ASSETS = {"app.css": "text/css"}
 # The page's code: ES modules by concern (app.js the entry), served at MODULE_URL/<version>/<name>, so
 # each module's relative imports ("./results.js") name the version too and all are immutable.
-MODULES = ("app.js", "common.js", "form.js", "upload.js", "results.js", "local.js", "camera.js", "guidance.js",
-           "ondevice.js")
+MODULES = ("app.js", "common.js", "form.js", "upload.js", "results.js", "verdict.js", "local.js", "camera.js",
+           "guidance.js", "ondevice.js")
 MODULE_URL = f"{STATIC_URL}/v"
 ONE_YEAR = 365 * 24 * 3600
 IMMUTABLE = f"public, max-age={ONE_YEAR}, immutable"

@@ -6,6 +6,7 @@ full-resolution frame (not the guidance's small one) and makes the ID photo from
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,9 +16,11 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Page, expect, sync_playwright
 
+from app.specs import get_spec
 from tests.conftest import RunningServer
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, page_errors
+from tests.support.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, page_errors
 from tests.support.harness import Server
+from tests.support.scenes import on_the_outline, side_lit, turned
 from tests.support.y4m import write_y4m
 
 pytestmark = pytest.mark.server
@@ -47,7 +50,7 @@ def scene(astronaut: np.ndarray, *, rotate: float = 0.0, scale: float = 1.0) -> 
 
 
 @contextmanager
-def camera_page(server: Server, video: Path) -> Iterator[tuple[Page, list[str]]]:
+def camera_page(server: Server, video: Path, spec: str = "icao") -> Iterator[tuple[Page, list[str]]]:
     args = [*CHROMIUM_ARGS, "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
             f"--use-file-for-fake-video-capture={video}"]
     with sync_playwright() as playwright:
@@ -58,7 +61,7 @@ def camera_page(server: Server, video: Path) -> Iterator[tuple[Page, list[str]]]
             page = context.new_page()
             page.set_default_timeout(30_000)
             errors = page_errors(page)
-            page.goto(f"{server.url}/?spec=icao")
+            page.goto(f"{server.url}/?spec={spec}")
             yield page, errors
         finally:
             browser.close()
@@ -66,6 +69,32 @@ def camera_page(server: Server, video: Path) -> Iterator[tuple[Page, list[str]]]
 
 def guidance_said(page: Page) -> str:
     return page.inner_text("#guidance-say")
+
+
+def record_guidance(page: Page) -> None:
+    """From now on, the page keeps each new state of the guidance (what the live region says, and each
+    line's state) with its time: read by `guidance_record`."""
+    page.evaluate("""() => {
+        const said = document.getElementById("guidance-say");
+        const lines = document.getElementById("guidance-lines");
+        const start = performance.now();
+        window.guidanceRecord = [];
+        const note = () => {
+            const marks = Array.from(lines.children, (li) => `${li.dataset.line}:${li.className}`).join(" ");
+            const last = window.guidanceRecord[window.guidanceRecord.length - 1];
+            if (last && last.said === said.textContent && last.lines === marks) return;
+            window.guidanceRecord.push({ ms: Math.round(performance.now() - start), said: said.textContent, lines: marks });
+        };
+        for (const element of [said, lines]) new MutationObserver(note).observe(element, { childList: true, characterData: true, subtree: true });
+    }""")
+
+
+def guidance_record(page: Page, name: str) -> list[dict[str, object]]:
+    """The guidance's states so far, also written to artifacts/guidance-NAME.json for a person to read."""
+    record = page.evaluate("() => window.guidanceRecord || []")
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / f"guidance-{name}.json").write_text(json.dumps(record, indent=1))
+    return record
 
 
 @pytest.mark.parametrize(("name", "rotate", "scale", "line", "title"), [
@@ -79,6 +108,7 @@ def test_guidance_names_the_fault_and_takes_no_photo(server: Server, astronaut: 
     video = write_y4m(tmp_path / f"{name}.y4m", frames)
     with camera_page(server, video) as (page, errors):
         page.keyboard.press("Tab")  # keyboard-operable: the camera's button is reached and pressed with keys
+        record_guidance(page)
         page.focus("#camera-start")
         page.keyboard.press("Enter")
         expect(page.locator("#camera-panel")).to_be_visible()
@@ -94,6 +124,57 @@ def test_guidance_names_the_fault_and_takes_no_photo(server: Server, astronaut: 
         page.wait_for_timeout(2500)
         expect(page.locator("#camera-panel")).to_be_visible()
         assert page.locator("#result-img").is_hidden()
+        assert guidance_record(page, name), "the guidance said something"
+        assert errors == [], errors
+
+
+@pytest.mark.parametrize(("name", "line", "title", "said"), [
+    ("turned", "yaw_degrees", "Head turned", "Face the camera squarely"),
+    ("side-lit", "capture_lighting", "One side of the face in shadow", "One side of your face is in shadow"),
+])
+def test_the_good_scene_turned_or_lit_from_one_side_is_named_and_not_taken(server: Server, astronaut: np.ndarray,
+                                                                           tmp_path: Path, name: str, line: str,
+                                                                           title: str, said: str) -> None:
+    """The good sequence's scene below, with the head turned (one half of the face foreshortened) or
+    lit from one side: that line is named in words, and no photo is taken by itself."""
+    good = on_the_outline(server, astronaut, get_spec("cn-1inch"), VIDEO)
+    frame = turned(good) if name == "turned" else side_lit(good)
+    video = write_y4m(tmp_path / f"{name}.y4m", [frame] * 4)
+    with camera_page(server, video, "cn-1inch") as (page, errors):
+        record_guidance(page)
+        page.click("#camera-start")
+        item = page.locator(f'#guidance-lines li[data-line="{line}"]')
+        expect(item).to_have_class("fix", timeout=GUIDANCE_MS)
+        expect(item).to_contain_text(title)
+        expect(page.locator("#guidance-say")).to_contain_text(said)  # the one fault, said first
+        page.wait_for_timeout(2500)
+        expect(page.locator("#camera-panel")).to_be_visible()
+        assert page.locator("#result-img").is_hidden()
+        assert guidance_record(page, name), "the guidance said something"
+        assert errors == [], errors
+
+
+def test_a_good_sequence_takes_the_photo_by_itself_and_it_complies(server: Server, astronaut: np.ndarray,
+                                                                    tmp_path: Path) -> None:
+    """The astronaut cut out and placed on a plain light wall, her head where the Chinese 1-inch photo's
+    outline asks (she smiles with her teeth showing: of the specs, only the Chinese 1- and 2-inch
+    photos allow a natural smile; the others' "Mouth open" would rightly hold her back): every line
+    holds, the photo is taken by itself (no shutter pressed) from the full frame, and the ID photo
+    made from it meets the rules."""
+    frame = on_the_outline(server, astronaut, get_spec("cn-1inch"), VIDEO)
+    video = write_y4m(tmp_path / "good.y4m", [frame] * 4)
+    with camera_page(server, video, "cn-1inch") as (page, errors):
+        record_guidance(page)
+        page.click("#camera-start")
+        expect(page.locator("#guidance-lines li").first).to_be_visible(timeout=GUIDANCE_MS)
+        expect(page.locator("#camera-panel")).to_be_hidden(timeout=GUIDANCE_MS)  # taken by itself
+        record = guidance_record(page, "good")
+        assert any(state["said"] == "Hold still: every check passes." for state in record), record
+        expect(page.locator("#result-img")).to_be_visible(timeout=RESULT_TIMEOUT_MS)
+        expect(page.locator("#original-size")).to_have_text(f"({VIDEO[0]} × {VIDEO[1]} px)")
+        failed = page.eval_on_selector_all("#checks li.fail", "items => items.map((item) => item.textContent)")
+        assert failed == [], failed
+        expect(page.locator("#verdict")).to_contain_text("Your photo meets the Chinese 1-inch photo rules")
         assert errors == [], errors
 
 

@@ -144,14 +144,17 @@ def timings(page: Page) -> dict[str, float]:
 
 
 def cutout_on_page(page: Page, photo: Path, *, button: str = "Remove the background") -> None:
+    """The cut-out of `photo`: "Background only", then the photo, which starts the work at once, except
+    with "Keep my photo on this device" on, where the person presses `button`."""
+    page.get_by_role("radio", name="Background only").check()
+    expect(page.get_by_role("radio", name="Transparent")).to_be_checked()
+    expect(page.get_by_role("radio", name="PNG")).to_be_checked()
     page.set_input_files("#file", photo)
     # the photo is decoded once its pixel size is shown (a web-first wait: wait_for_function evaluates
     # a string, which the page's CSP forbids, and failed now and then)
     expect(page.locator("#file-info")).to_contain_text(re.compile(r"\d+ × \d+ px"))
-    page.get_by_role("radio", name="Background only").check()
-    expect(page.get_by_role("radio", name="Transparent")).to_be_checked()
-    expect(page.get_by_role("radio", name="PNG")).to_be_checked()
-    page.get_by_role("button", name=button, exact=True).click()
+    if page.get_by_role("switch", name="Keep my photo on this device").is_checked():
+        page.get_by_role("button", name=button, exact=True).click()
     expect(page.locator("#download-photo")).to_be_visible(timeout=RESULT_TIMEOUT_MS)
 
 
@@ -280,6 +283,9 @@ def test_keep_my_photo_on_this_device_uploads_nothing(
         expect(page.locator("#download-photo")).to_be_visible(timeout=RESULT_TIMEOUT_MS)
         expect(page.locator("#verdict")).to_contain_text("Made on your device: your photo never left it")
         expect(page.locator("#verdict")).to_contain_text("the ID photo needs the server")
+        # what it is, said plainly: not the chosen spec's size (that needs the server), the photo's own
+        expect(page.locator("#verdict")).to_contain_text("It is not sized to the US passport rules (51 × 51 mm)")
+        expect(page.locator("#verdict")).to_contain_text("this is your whole photo, 512 × 512 px")
         page.get_by_role("radio", name="Background only").check()
         page.get_by_role("button", name="Remove the background on this device").click()
         expect(page.locator("#download-photo")).to_be_visible(timeout=RESULT_TIMEOUT_MS)
@@ -325,11 +331,10 @@ def test_no_answer_after_the_upload_cut_out_on_the_device(
         page.route(CUTOUT_API, lambda route: held.append(route))  # never answered while the test runs
         page.clock.install()
         page.goto(server.url + "/")
-        page.set_input_files("#file", photos["portrait"])
+        page.get_by_role("radio", name="Background only").check()
+        page.set_input_files("#file", photos["portrait"])  # which starts the work
         # (no wait_for_function here: with the clock installed it evaluates a string, which the CSP forbids)
         expect(page.locator("#file-info")).to_contain_text("512 × 512 px")
-        page.get_by_role("radio", name="Background only").check()
-        page.get_by_role("button", name="Remove the background", exact=True).click()
         expect(page.locator("#progress-text")).to_contain_text("Uploading")  # sent, never answered
         expect(page.locator("#download-photo")).to_be_hidden()
         page.clock.run_for("00:31")

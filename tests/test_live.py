@@ -130,3 +130,25 @@ def test_the_live_lane_is_its_own() -> None:
         with live_gate.slot():  # and a live check runs while an ID photo holds its slot
             pass
     assert live_gate.rejected == 1
+
+
+def test_the_wall_is_judged_only_where_the_photo_keeps_it(client: FlaskClient, astronaut: np.ndarray) -> None:
+    """The final report judges the photographed wall only where it is kept: so does the live check."""
+    frame = jpeg(framed(astronaut))
+    _, default = check(client, frame, spec="icao")  # icao keeps the wall by default
+    _, kept = check(client, frame, spec="cn-1inch", background="keep")
+    _, replaced = check(client, frame, spec="cn-1inch")  # cn-1inch replaces it (white) by default
+    _, new = check(client, frame, spec="icao", background="new")
+    for body in (default, kept):
+        assert named(body)["background_uniformity"]["pass"] is False, body  # the flag and the shuttle model
+    for body in (replaced, new):
+        assert not [line for line in body["lines"] if line["name"].startswith("background")], body
+
+
+def test_below_the_nose_the_body_is_not_read_as_wall() -> None:
+    """The silhouette takes the frame's whole width below the nose: a dark suit's ring beside the jaw
+    is no wall. Above it the wall is judged: a scene beside the head still fails."""
+    five = np.array([[100.0, 100.0], [160.0, 100.0], [130.0, 130.0], [108.0, 160.0], [152.0, 160.0]])
+    alpha = live.silhouette((320, 260), five, chin_y=200.0)
+    assert (alpha[131:] == 255).all(), "below the nose: the person"
+    assert alpha[100, 130] == 255 and alpha[20, 5] == 0 and alpha[100, 5] == 0, "the head, and the wall beside and above it"

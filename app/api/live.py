@@ -38,6 +38,9 @@ def check() -> Response:
     if spec_id not in SPECS:
         raise bad_request("unknown_spec", f"Unknown spec; GET /api/v1/specs lists them ({', '.join(list(SPECS)[:6])}, ...).")
     spec = get_spec(spec_id)
+    # the wall is a line of the final report only where the photo keeps it (background=keep, or the
+    # spec's default): with a new background the report judges the one painted in, so neither does this
+    background = (forms.text("background") or spec.default_background).lower()
     service.require_ready()
     found = service.registry.face_detector()
     if found is None:
@@ -48,7 +51,7 @@ def check() -> Response:
         with timings.stage("decode"):
             image = decode(data, max_pixels=MAX_FRAME_PIXELS)
         result = check_frame(image.rgb, detector=detector, landmarker=service.registry.landmarker(), spec=spec,
-                             timings=timings)
+                             timings=timings, wall=background == "keep")
     response = jsonify({"spec": spec.id, "ready": result.ready, "advice": result.advice,
                         "lines": [line.to_dict() for line in result.lines], "size": [image.width, image.height],
                         "timings": timings.as_dict()})

@@ -360,7 +360,7 @@ def photographed_background_checks(backdrop: Backdrop | None, *, allowed: dict[s
     return [
         Check("background_uniformity", round(backdrop.texture, 2), f"<= {MAX_TEXTURE:g} (fine detail on the wall, "
               "luminance levels): plain, no texture, pattern or scene", plain,
-              advice=None if plain else f"The background is not plain: something is on it or behind you. {advice}.",
+              advice=None if plain else f"The background is not plain: it shows texture, a pattern or a scene. {advice}.",
               broken_by=None if plain else backdrop.texture - MAX_TEXTURE),
         Check("background_even", round(backdrop.unevenness, 1), f"<= {MAX_UNEVENNESS:g} (light across the wall, "
               "luminance levels, 5th to 95th percentile): no gradient", even,

@@ -26,8 +26,9 @@ from .pose import estimate_pose
 from .wording import LIVE_ADVICE, line_title
 
 # Most important first: what makes the photo impossible, then what the person fixes by moving, then
-# the light and the wall, then the face's expression.
-ORDER = ("face_count", "distance", "centre_x", "eye_line", "yaw_degrees", "roll_degrees", "pitch_degrees",
+# the light and the wall, then the face's expression. A turn comes before the centring: a turned head
+# moves the eyes' midpoint off the middle, so "move to the middle" would send the person the wrong way.
+ORDER = ("face_count", "distance", "yaw_degrees", "centre_x", "eye_line", "roll_degrees", "pitch_degrees",
          "capture_lighting", "capture_exposure", "background_uniformity", "background_even", "eyes_open",
          "mouth_closed")
 HEAD_SLACK = (0.9, 1.08)  # the spec's head band widened by these factors (the ID photo scales the head itself)
@@ -35,8 +36,15 @@ CENTRE_SLACK = 0.07  # of the frame's width: the eye midpoint this far from the 
 EYE_SLACK = 0.04  # of the frame's height, either side of the spec's eye-line band
 HAIR_IOD = 0.6  # the silhouette's top above the skull estimate, in eye distances (hair)
 HEAD_HALF_WIDTH_IOD = 1.5  # the silhouette's head half width, in eye distances (hair and ears)
-SHOULDER_IOD = 3.0  # the silhouette's half width at the shoulders, in eye distances
-SHOULDER_DROP_IOD = 1.8  # below the chin by this many eye distances the silhouette takes the frame's whole width
+# Below the eyes by this many eye distances (about the nose's tip) the silhouette takes the frame's
+# whole width: lower down, beside the jaw and the neck, a collar, a hood, a suit's ring or the
+# shoulders take the frame's sides in a head-and-shoulders frame, and their shape cannot be drawn
+# from the face's landmarks. A landmark body there (the shoulders from 0.9 eye distances below the
+# chin, the whole width from 1.8) left a space suit's neck ring and the shoulders' sides to be read
+# as wall: a plain light wall behind a portrait framed to the outline failed both wall lines (texture
+# 9-14, light spread 120-200) while the ID photo made from the same frame passed every wall line.
+# So the live check judges the wall beside and above the head; the final report judges all of it.
+BODY_BELOW_EYES_IOD = 0.5
 
 
 @dataclass(frozen=True)
@@ -83,8 +91,9 @@ def _rank(line: Line) -> int:
 
 
 def silhouette(shape: tuple[int, int], five: np.ndarray, *, chin_y: float) -> np.ndarray:
-    """(H, W) uint8: 255 over where the person is likely to be (head with hair, neck, shoulders),
-    drawn from the five landmarks alone, as the wall's measures' stand-in for a matte."""
+    """(H, W) uint8: 255 over where the person is likely to be (head with hair, and everything below
+    the nose: see BODY_BELOW_EYES_IOD), drawn from the five landmarks alone, as the wall's measures'
+    stand-in for a matte."""
     height, width = shape
     alpha = np.zeros((height, width), np.uint8)
     iod = eye_distance(five)
@@ -93,13 +102,7 @@ def silhouette(shape: tuple[int, int], five: np.ndarray, *, chin_y: float) -> np
     centre_y = (top + chin_y) / 2.0
     axes = (max(1, round(HEAD_HALF_WIDTH_IOD * iod)), max(1, round((chin_y - top) / 2.0)))
     cv2.ellipse(alpha, (round(cx), round(centre_y)), axes, 0.0, 0.0, 360.0, 255, -1)
-    # the neck, then the shoulders widening to the frame's sides: below them no wall is judged
-    neck, shoulder, low = 0.8 * iod, SHOULDER_IOD * iod, chin_y + SHOULDER_DROP_IOD * iod
-    body = np.array([(cx - neck, chin_y - 0.2 * iod), (cx + neck, chin_y - 0.2 * iod), (cx + neck, chin_y + 0.3 * iod),
-                     (cx + shoulder, chin_y + 0.9 * iod), (max(width, cx + shoulder), low), (max(width, cx + shoulder), height),
-                     (min(0, cx - shoulder), height), (min(0, cx - shoulder), low), (cx - shoulder, chin_y + 0.9 * iod),
-                     (cx - neck, chin_y + 0.3 * iod)])
-    cv2.fillPoly(alpha, [np.round(body).astype(np.int32)], 255)
+    alpha[min(height, max(0, round(eye_y + BODY_BELOW_EYES_IOD * iod))):, :] = 255  # below it no wall is judged
     return alpha
 
 
@@ -128,10 +131,12 @@ def _geometry(shape: tuple[int, int], five: np.ndarray, chin_y: float, target: T
 
 
 def judge_frame(rgb: np.ndarray, *, people: list[tuple[tuple[float, float, float, float], np.ndarray]],
-                chin: np.ndarray | None, mouth_openness: float | None, target: Target) -> list[Line]:
+                chin: np.ndarray | None, mouth_openness: float | None, target: Target, wall: bool = True) -> list[Line]:
     """The live lines of one (H, W, 3) uint8 RGB frame, most important first. `people`: (box, five
     landmarks) of each face that counts as a person, the sitter (the largest) first; `chin`: the
-    dense landmarks' menton (x, y) px where they ran; `mouth_openness`: theirs (None: not read)."""
+    dense landmarks' menton (x, y) px where they ran; `mouth_openness`: theirs (None: not read).
+    `wall`: judge the wall (the photo keeps it); False where a new background replaces it, as the
+    final report then judges the new one instead."""
     if not people:
         return [Line("face_count", False, line_title("face_count", False), LIVE_ADVICE["no_face"], 0)]
     box, five = people[0]
@@ -143,10 +148,11 @@ def judge_frame(rgb: np.ndarray, *, people: list[tuple[tuple[float, float, float
     lines += [_from_check(check) for check in compliance.pose_checks(estimate_pose(five), target.rules)]
     capture = compliance.capture_checks(quality.assess(rgb, box=box, landmarks=five))
     lines += [_from_check(check) for check in capture if check.name in ("capture_lighting", "capture_exposure")]
-    backdrop = measure_backdrop(rgb, silhouette(rgb.shape[:2], five, chin_y=chin_y),
-                                np.zeros(rgb.shape[:2], np.uint8), chin_y=chin_y)
-    wall = compliance.photographed_background_checks(backdrop, allowed=target.allowed, other_faces=0)
-    lines += [_from_check(check) for check in wall if check.name in ("background_uniformity", "background_even")]
+    if wall:
+        backdrop = measure_backdrop(rgb, silhouette(rgb.shape[:2], five, chin_y=chin_y),
+                                    np.zeros(rgb.shape[:2], np.uint8), chin_y=chin_y)
+        kept = compliance.photographed_background_checks(backdrop, allowed=target.allowed, other_faces=0)
+        lines += [_from_check(check) for check in kept if check.name in ("background_uniformity", "background_even")]
     eyes = expression.eyes_found(rgb, five)
     if eyes is not None:
         lines.append(_from_check(compliance.eyes_check(eyes)))

@@ -17,7 +17,8 @@ The int8 code is imported only where an int8 file is wanted: the images' `models
 the fetch code this command imports.
 
 Besides the models, `web-runtime` names the upload page's WebAssembly runtime (onnxruntime-web's
-files, `manifest.WEB_RUNTIME`), fetched from its npm package into the same MODEL_HOME.
+files, `manifest.WEB_RUNTIME`) and `axe-core` the browser test's accessibility checker
+(`manifest.AXE_CORE`), each fetched from its npm package into the same MODEL_HOME.
 """
 
 from __future__ import annotations
@@ -34,13 +35,13 @@ import onnxruntime as ort
 
 from . import optimised
 from .fetch import FetchError, add, fetch, fetch_npm, inspect, inspect_npm
-from .manifest import DEFAULT_FETCH, MANIFEST, WEB_RUNTIME, ModelSpec, ZipMemberSource, get_spec
+from .manifest import DEFAULT_FETCH, MANIFEST, NPM_PINS, ModelSpec, ZipMemberSource, get_spec
 
 
 def _names(requested: list[str], settings: Settings) -> list[str]:
     names = requested or list(dict.fromkeys([*DEFAULT_FETCH, *settings.models]))
     for name in names:
-        if name != WEB_RUNTIME.name:
+        if name not in NPM_PINS:
             get_spec(name)  # KeyError with the known names
     return names
 
@@ -96,9 +97,10 @@ def main(argv: list[str] | None = None) -> int:
                     made = quantised.verify(spec, home) if args.verify else quantised.usable(spec, home) is not None
                     note = f"{note}{', ' if note else ''}int8" if made else note
                 print(f"{spec.name:16} {spec.role.value:19} {size:>9}  {state.status:26} {note:14} {spec.licence}")  # noqa: T201 (CLI output)
-            state = inspect_npm(WEB_RUNTIME, home, verify_hash=args.verify)
-            size = f"{WEB_RUNTIME.size / 1e6:.1f} MB"
-            print(f"{WEB_RUNTIME.name:16} {'browser runtime':19} {size:>9}  {state.status:26} {'':14} {WEB_RUNTIME.licence}")  # noqa: T201
+            for pin, role in zip(NPM_PINS.values(), ("browser runtime", "browser test"), strict=True):
+                state = inspect_npm(pin, home, verify_hash=args.verify)
+                size = f"{pin.size / 1e6:.1f} MB"
+                print(f"{pin.name:16} {role:19} {size:>9}  {state.status:26} {'':14} {pin.licence}")  # noqa: T201
             return 0
         if args.command == "add":
             spec = get_spec(args.name)
@@ -107,8 +109,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         names = args.names or (list(settings.models) if args.command == "ensure" else _names([], settings))
         names = _names(names, settings)
-        web_runtime = WEB_RUNTIME.name in names
-        names = [name for name in names if name != WEB_RUNTIME.name]
+        npm_pins = [NPM_PINS[name] for name in names if name in NPM_PINS]
+        names = [name for name in names if name not in NPM_PINS]
         sha256 = getattr(args, "sha256", None)
         if sha256 is not None and len(names) != 1:
             log.error("--sha256 applies to one model; name exactly one")
@@ -162,9 +164,10 @@ def main(argv: list[str] | None = None) -> int:
                     (home / spec.filename).unlink(missing_ok=True)
                     log.info("%s: fp32 file removed (--int8-only); the int8 file stays: %s", spec.name,
                              quantised.files_for(spec, home).model)
-        if web_runtime and (args.command != "ensure" or not inspect_npm(WEB_RUNTIME, home, verify_hash=False).ok):
-            log.info("%s: %s; licence: %s", WEB_RUNTIME.name, WEB_RUNTIME.description, WEB_RUNTIME.licence)
-            fetch_npm(WEB_RUNTIME, home, force=getattr(args, "force", False), progress=not getattr(args, "quiet", False))
+        for pin in npm_pins:
+            if args.command != "ensure" or not inspect_npm(pin, home, verify_hash=False).ok:
+                log.info("%s: %s; licence: %s", pin.name, pin.description, pin.licence)
+                fetch_npm(pin, home, force=getattr(args, "force", False), progress=not getattr(args, "quiet", False))
     except KeyError as exc:
         log.error("%s", exc.args[0])
         return 2

@@ -344,6 +344,20 @@ WEB_RUNTIME = NpmFiles(
     description="onnxruntime-web 1.30.0 WebAssembly runtime for the page's on-device cut-out (14.3 MB)",
 )
 
+# axe-core, the accessibility checker the page's browser test runs in the page (tests/test_browser.py:
+# no serious or critical violation). A test's tool: the page never serves it.
+AXE_CORE = NpmFiles(
+    name="axe-core",
+    package="axe-core",
+    version="4.14.1",
+    integrity="sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ==",
+    files={"package/axe.min.js": Checksum("29348999450cdf2849a8e70b7912fc2da85a849da39c0d0d5394f51d4a9ed95c", 653_780)},
+    licence="MPL-2.0 (Deque Systems)",
+    description="axe-core 4.14.1, the accessibility checks of the page's browser test (0.7 MB)",
+)
+# The npm pins `python -m app.models fetch|ensure|list` knows, by name.
+NPM_PINS = {pin.name: pin for pin in (WEB_RUNTIME, AXE_CORE)}
+
 
 def get_spec(name: str) -> ModelSpec:
     """The manifest entry for `name`; KeyError naming the known models otherwise."""

@@ -38,8 +38,9 @@ def target_of(spec: PhotoSpec) -> live.Target:
 
 
 def check_frame(rgb: np.ndarray, *, detector: FaceDetector, landmarker: Landmarks68 | None, spec: PhotoSpec,
-                timings: Timings) -> LiveCheck:
-    """Detect, read the sitter's 68 landmarks (where that net is loaded), judge the lines."""
+                timings: Timings, wall: bool = True) -> LiveCheck:
+    """Detect, read the sitter's 68 landmarks (where that net is loaded), judge the lines (the wall's
+    only with `wall`: where the photo keeps its background)."""
     with timings.stage("detect"):
         counted = sorted(people(detector.detect_frame(rgb)), key=lambda face: face.area, reverse=True)
     dense = None
@@ -50,5 +51,5 @@ def check_frame(rgb: np.ndarray, *, detector: FaceDetector, landmarker: Landmark
         lines = live.judge_frame(rgb, people=[(face.box, face.landmarks) for face in counted],
                                  chin=None if dense is None else menton(dense),
                                  mouth_openness=None if dense is None else mouth_openness(dense),
-                                 target=target_of(spec))
+                                 target=target_of(spec), wall=wall)
     return LiveCheck(lines)

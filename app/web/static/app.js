@@ -1,15 +1,16 @@
 // pilotlight's page, the entry module: it wires the concerns together. Plain JavaScript ES modules,
 // no dependencies, no build step: common.js (data, elements, helpers), form.js (spec list, swatches,
-// mode), upload.js (the photo and sending it), results.js (the answer), local.js (the cut-out on
-// this device, through ondevice.js), camera.js and guidance.js (the camera with live guidance).
+// mode), upload.js (the photo and sending it), results.js (the answer; verdict.js its plain verdict
+// first), local.js (the cut-out on this device, through ondevice.js), camera.js and guidance.js (the
+// camera with live guidance).
 // Every module is served at a URL that names the assets' version, so their relative imports are
 // versioned too and cached as immutable.
-import { checkedSpec, coarse, currentSpec, data, form, ondevice, specs, state, ui } from "./common.js";
+import { $, checkedSpec, coarse, currentSpec, data, form, mode, ondevice, specs, state, ui } from "./common.js";
 import { onBackgroundChange, onSpecChange, renderSpecs, revealChecked, setMode } from "./form.js";
 import { updateLocalHelp } from "./local.js";
 import { clearResult } from "./results.js";
-import { onFileInput, submit } from "./upload.js";
-import { wireCamera } from "./camera.js";
+import { onFileInput, refresh, submit } from "./upload.js";
+import { openCamera, wireCamera } from "./camera.js";
 
 // ---------- wiring ----------
 ui.file.addEventListener("change", onFileInput);
@@ -30,6 +31,19 @@ ui.customColour.addEventListener("input", () => {
   ui.customDot.setAttribute("fill", ui.customColour.value);
   ui.customRadio.checked = true;
   onBackgroundChange();
+});
+// A result on the page follows the choices: a new photo type, background or file format makes it again
+// from the photo already chosen (upload.js: refresh), with no button to press.
+ui.specList.addEventListener("change", refresh);
+ui.swatches.addEventListener("change", refresh);
+ui.customColour.addEventListener("change", refresh);
+ui.gradient.addEventListener("change", refresh);
+for (const radio of form.elements.format) radio.addEventListener("change", refresh);
+ui.search.addEventListener("input", () => { if (mode() === "idphoto" && currentSpec() && currentSpec() !== state.lastSpec) refresh(); });
+// The verdict's "take it again with the camera": the camera, with its live guidance, in view.
+$("verdict-camera").addEventListener("click", async () => {
+  await openCamera();
+  ui.cameraPanel.scrollIntoView({ block: "start" });
 });
 ui.maxKb.addEventListener("input", () => { state.maxKbTouched = true; });
 ui.sheet.addEventListener("change", () => { ui.paper.disabled = !ui.sheet.checked; });

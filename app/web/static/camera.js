@@ -4,7 +4,7 @@
 // the stream's full-resolution frame (not mirrored, not the guidance's small frame), then made into
 // the ID photo as an upload is. Refused permission, no camera or no secure page: a clear message and
 // the upload path.
-import { currentSpec, hideError, mode, say, showError, ui } from "./common.js";
+import { currentSpec, hideError, mode, say, showError, state, ui } from "./common.js";
 import { outlineBox, startGuidance, stopGuidance } from "./guidance.js";
 import { chooseFile, submit } from "./upload.js";
 
@@ -141,8 +141,8 @@ async function capture() {
     const file = new File([blob], `camera-${stamp}.jpg`, { type: "image/jpeg" });
     closeCamera();
     say("Photo taken: making your ID photo…");
-    chooseFile(file);
-    await submit();
+    await chooseFile(file, { start: false });
+    if (state.file === file) await submit();
   } finally {
     camera.taking = false;
   }

@@ -41,7 +41,7 @@ export const ui = {
 
 export const state = {
   file: null, originalUrl: null, originalSize: null, resultUrls: [], xhr: null, busy: false,
-  face: "single", maxKbTouched: false, timer: null, timedOut: false, requestLabel: () => "Working",
+  face: "single", maxKbTouched: false, started: false, lastSpec: null, timer: null, timedOut: false, requestLabel: () => "Working",
 };
 
 // ---------- small helpers ----------

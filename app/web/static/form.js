@@ -141,6 +141,7 @@ export function setMode() {
   updateSwatches(true);
   updateTarget();
   clearResult();
+  state.started = false; // the other mode's result: the person presses its button
 }
 
 export function updateTarget() {

@@ -100,6 +100,8 @@ async function askServer(blob, spec, signal) {
   const form = new FormData();
   form.append("image", blob, "frame.jpg");
   form.append("spec", spec.id);
+  const kept = document.querySelector('input[name="background"]:checked');
+  if (kept) form.append("background", kept.value === "keep" ? "keep" : "new"); // the wall is judged where it is kept
   const headers = { Accept: "application/json" };
   const key = apiKey(false);
   if (key) headers.Authorization = `Bearer ${key}`;

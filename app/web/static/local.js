@@ -1,7 +1,8 @@
 // On this device: the cut-out made in the browser (ondevice.js, imported only when needed) when the
 // person keeps the photo on the device or the server cannot answer, and its result.
-import { EXT, FORMAT_NAMES, data, hideError, kb, mode, ondevice, phase, say, seconds, setBusy, showError, slug, state, ui } from "./common.js";
+import { $, EXT, FORMAT_NAMES, colourLabel, currentSpec, data, hideError, kb, mm, mode, ondevice, phase, say, seconds, setBusy, showError, slug, state, ui } from "./common.js";
 import { clearResult, showImage } from "./results.js";
+import { showNote } from "./verdict.js";
 
 // ---------- on this device ----------
 const DEVICE_WORDS = {
@@ -12,13 +13,24 @@ const DEVICE_WORDS = {
 };
 const ID_PHOTO_NEEDS_SERVER = "This is the cut-out only: the ID photo needs the server (it finds your face, sizes and places it to the spec's rules and checks the result).";
 
+// What the cut-out made here for an ID photo is, said plainly: the chosen colour is honoured, the
+// spec's size cannot be (placing the head to the rules needs the server's face and landmark models).
+function idPhotoWords(request, result) {
+  const spec = currentSpec();
+  const colour = request.background === "keep" ? "with a transparent background (your own background is not kept here)"
+    : request.background.startsWith("#") ? `on the colour you picked (${request.background})`
+    : `on ${colourLabel(request.background).toLowerCase()}`;
+  const size = spec ? `It is not sized to the ${spec.name} rules (${mm(spec.width_mm)} × ${mm(spec.height_mm)} mm): ` : "";
+  return `${ID_PHOTO_NEEDS_SERVER} ${size}this is your whole photo, ${result.width} × ${result.height} px, ${colour}.`;
+}
+
 export function updateLocalHelp() {
   if (!ondevice) return;
   const cutout = mode() === "cutout";
   ui.localHelp.textContent = ui.localOnly.checked
     ? (cutout
       ? "Nothing is uploaded: the cut-out is made in this browser with a smaller model than the server's (edges are coarser). The first time, the browser downloads it (about " + kb(ondevice.runtime.size + ondevice.wasm.size + ondevice.model.size) + ") and keeps it."
-      : "Nothing is uploaded, so only the cut-out can be made here. The ID photo, the print sheet and the checks need the server: switch this off to make them.")
+      : "Nothing is uploaded, so only the cut-out can be made here: on the background colour you choose, but not sized to the photo type's rules (placing your head needs the server, which finds your face). The ID photo, the print sheet and the checks need the server: switch this off to make them.")
     : "Nothing leaves your device: the cut-out is made in this browser. ID photos need the server.";
   ui.submit.textContent = ui.localOnly.checked ? "Remove the background on this device" : (cutout ? "Remove the background" : "Make my ID photo");
 }
@@ -30,7 +42,8 @@ export function offerCutout(request, reason) {
 const hexToRgb = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
 
 function deviceBackground(request) {
-  if (request.mode !== "cutout" || !request.background) return request.mode === "cutout" && request.format === "jpeg" ? [255, 255, 255] : null;
+  if (request.mode !== "cutout" && (!request.background || request.background === "keep")) return null;
+  if (!request.background) return request.format === "jpeg" ? [255, 255, 255] : null;
   if (request.background.startsWith("#")) return hexToRgb(request.background);
   return data.colours[request.background] ? hexToRgb(data.colours[request.background]) : [255, 255, 255];
 }
@@ -49,11 +62,11 @@ export async function runOnDevice(request, reason) {
   try {
     const device = await import(ondevice.module);
     const result = await device.cutout(state.file, ondevice, { onPhase: (text) => phase(text, null) });
-    const type = idPhoto ? "image/png" : `image/${request.format}`;
+    const type = idPhoto && !deviceBackground(request) ? "image/png" : `image/${request.format}`;
     const blob = await device.encode(device.compose(result, deviceBackground(request)), type);
     setBusy(false);
     await showDeviceResult(blob, result, request, reason);
-    say(`${DEVICE_WORDS[reason]}${idPhoto ? ` ${ID_PHOTO_NEEDS_SERVER}` : ""}`);
+    say(`${DEVICE_WORDS[reason]}${idPhoto ? ` ${idPhotoWords(request, result)}` : ""}`);
     ui.outputHeading.focus();
   } catch (err) {
     setBusy(false);
@@ -75,9 +88,7 @@ async function showDeviceResult(blob, result, request, reason) {
   await showImage(ui.resultImg, blob);
   ui.target.hidden = true;
   ui.resultImg.hidden = false;
-  ui.verdict.textContent = `${DEVICE_WORDS[reason]}${idPhoto ? ` ${ID_PHOTO_NEEDS_SERVER}` : ""}`;
-  ui.verdict.className = "verdict device";
-  ui.verdict.hidden = false;
+  showNote(`${DEVICE_WORDS[reason]}${idPhoto ? ` ${idPhotoWords(request, result)}` : ""}`);
   ui.downloadPhoto.href = ui.resultImg.src;
   ui.downloadPhoto.download = name;
   ui.downloadPhoto.textContent = `Download cut-out (${name})`;
@@ -86,6 +97,7 @@ async function showDeviceResult(blob, result, request, reason) {
   ui.meta.hidden = false;
   renderDeviceTimings(result);
   ui.checksBlock.hidden = true;
+  $("report-summary").textContent = "How long each step took on your device";
   ui.report.hidden = false;
 }
 

@@ -1,6 +1,7 @@
-// The result: the photo, its downloads, the compliance report's lines, the capture quality and the
-// time per step.
+// The result: the photo, its downloads, the verdict first (verdict.js), then folded away the
+// compliance report's lines, the capture quality and the time per step.
 import { $, EXT, FORMAT_NAMES, base64ToBlob, colourLabel, kb, lineTitle, mm, mode, pct, seconds, slug, state, ui } from "./common.js";
+import { plainWords, showVerdict } from "./verdict.js";
 
 // ---------- results ----------
 export function clearResult() {
@@ -12,11 +13,13 @@ export function clearResult() {
   ui.target.hidden = false;
   ui.resultCaption.textContent = mode() === "cutout" ? "The cut-out will appear here" : "Your ID photo will appear here";
   ui.verdict.hidden = true;
+  $("report-details").open = false;
   ui.downloads.hidden = true;
   ui.downloadSheet.hidden = true;
   ui.meta.hidden = true;
   ui.report.hidden = true;
   ui.checksBlock.hidden = false;
+  $("report-summary").textContent = "Every check and measurement";
   ui.sheetFigure.hidden = true;
   ui.sheetImg.removeAttribute("src");
 }
@@ -65,7 +68,7 @@ const CHECK_TEXT = {
     ? [c.pass ? "Nothing and nobody behind you" : "Something or someone behind you", `${Math.round(100 * c.value.clutter)}% of your background holds something; ${c.value.other_faces} other face(s)`]
     : [c.pass ? "Nothing else beside the head" : "Someone or something beside the head", c.pass ? "the top corners are plain background" : `${Math.round(100 * c.value)}% of the top corners is not background`],
   background_colour: (c) => typeof c.value === "object" && c.value !== null
-    ? [c.pass ? `Your background reads as ${colourLabel(c.value.nearest).toLowerCase()}` : "Your background is not an allowed colour", `nearest allowed: ${colourLabel(c.value.nearest).toLowerCase()} (lightness ${c.value.lightness}, hue off by ${c.value.hue})`]
+    ? [c.pass ? `Your background reads as ${colourLabel(c.value.nearest).toLowerCase()}` : "Your background is not an allowed colour", colourWords(c)]
     : [c.pass ? "Background colour allowed" : "Background colour not allowed", `off by ${Number(c.value).toFixed(1)}; allowed up to ${upTo(c.allowed)}`],
   background_even: (c) => [lineTitle("background_even", c.pass), `light varies by ${Number(c.value).toFixed(0)}; allowed up to ${upTo(c.allowed)}`],
   background_shadow: (c) => [c.pass ? "No shadow behind the head" : "Shadow behind the head", `${Math.round(100 * c.value)}% darker beside the head`],
@@ -85,6 +88,17 @@ const CHECK_TEXT = {
     : [lineTitle("mouth_closed", c.pass), /smile is allowed/.test(c.allowed || "") ? "a natural smile is allowed, a gaping mouth is not" : "neutral expression, lips together"],
 };
 
+// the kept wall's colour against the nearest allowed one, in words (the measures' limits: compliance.py)
+function colourWords(c) {
+  const name = colourLabel(c.value.nearest).toLowerCase();
+  if (c.pass) return `closest to ${name}, within what a camera makes of a ${name} wall`;
+  const parts = [];
+  if (c.value.lightness < -70) parts.push(`much darker than ${name}`);
+  else if (c.value.lightness > 40) parts.push(`much lighter than ${name}`);
+  if (c.value.hue > 10) parts.push(`a different tint from ${name}`);
+  return `${parts.join(", and ") || `too far from ${name}`}; the nearest allowed colour is ${name}`;
+}
+
 // what was done to the photographed pixels (issue 33: formatting, not fabrication)
 const EDIT_WORDS = {
   crop_scale: "cropped and scaled", level: "straightened", replace_background: "background replaced",
@@ -102,24 +116,35 @@ function editsLine(compliance) {
   };
 }
 
+// [title, detail] of a report line, in a person's words
+function describeCheck(check) {
+  const describe = check.title ? () => [check.title, check.detail]
+    : check.kind === "not_checked" ? (c) => [c.advice, ""] // its advice says what we cannot check
+    : check.kind === "edit" ? (c) => [`Edited: ${EDIT_WORDS[c.name.replace(/^edit_/, "")] || c.name}`, `refused by the authority (${c.allowed.replace(/^not allowed: /, "")})`]
+    : CHECK_TEXT[check.name];
+  const fallback = () => [check.name.replace(/_/g, " "), `${check.value} (allowed ${check.allowed})`];
+  try {
+    return describe ? describe(check) : fallback();
+  } catch (err) {
+    return fallback();
+  }
+}
+
+export const checkTitle = (check) => describeCheck(check)[0];
+
 export function renderChecks(compliance) {
   ui.checks.replaceChildren();
-  for (const check of [editsLine(compliance), ...compliance.checks]) {
-    const describe = check.title ? () => [check.title, check.detail]
-      : check.kind === "not_checked" ? (c) => ["Not checked", c.advice]
-      : check.kind === "edit" ? (c) => [`Edited: ${EDIT_WORDS[c.name.replace(/^edit_/, "")] || c.name}`, `refused by the authority (${c.allowed.replace(/^not allowed: /, "")})`]
-      : CHECK_TEXT[check.name];
+  const lines = [editsLine(compliance), ...compliance.checks];
+  // failures first, then what could not be decided, then passes and information
+  const rank = (c) => (c.pass === false ? 0 : c.pass === null && c.kind !== "info" ? 1 : 2);
+  lines.sort((a, b) => rank(a) - rank(b));
+  for (const check of lines) {
     // pass null: not a pass/fail line (information, or something we cannot check): neutral style
     const state = check.pass === true ? "pass" : check.pass === false ? "fail" : check.kind === "info" ? "info" : "unchecked";
-    let title;
-    let detail;
-    try {
-      [title, detail] = describe ? describe(check) : [check.name.replace(/_/g, " "), `${check.value} (allowed ${check.allowed})`];
-    } catch (err) {
-      [title, detail] = [check.name.replace(/_/g, " "), `${check.value} (allowed ${check.allowed})`];
-    }
+    let [title, detail] = describeCheck(check);
     // a failed line, or a pose the estimate cannot decide: say what to do
     if (check.advice && (check.pass === false || (check.pass === null && (check.kind === "pose" || check.kind === "rule")))) detail = `${detail}. ${check.advice}`;
+    detail = plainWords(detail);
     const item = document.createElement("li");
     item.className = state;
     const mark = document.createElement("span");
@@ -131,11 +156,14 @@ export function renderChecks(compliance) {
     strong.textContent = title;
     const hidden = document.createElement("span");
     hidden.className = "visually-hidden";
-    hidden.textContent = { pass: "Passed: ", fail: "Failed: ", info: "Note: ", unchecked: "Not checked: " }[state];
+    hidden.textContent = { pass: "Passed: ", fail: "Failed: ", info: "Note: ", unchecked: "Check yourself: " }[state];
     const small = document.createElement("span");
     small.className = "detail";
-    small.textContent = detail;
-    body.append(hidden, strong, small);
+    body.append(hidden, strong);
+    if (detail) {
+      small.textContent = detail;
+      body.append(small);
+    }
     item.append(mark, body);
     ui.checks.append(item);
   }
@@ -195,7 +223,7 @@ function renderQuality(items) {
     const body = document.createElement("span");
     const hidden = document.createElement("span");
     hidden.className = "visually-hidden";
-    hidden.textContent = { pass: "Good: ", fail: "Could be better: ", unknown: "Not checked: " }[verdict];
+    hidden.textContent = { pass: "Good: ", fail: "Could be better: ", unknown: "Not measured: " }[verdict];
     const strong = document.createElement("strong");
     strong.textContent = item.label || item.name.replace(/_/g, " ");
     const small = document.createElement("span");
@@ -263,13 +291,10 @@ export async function showResult(body, request, roundTrip) {
     const dpi = body.dpi || spec.dpi;
     meta = `${width} × ${height} px · ${mm(spec.width_mm)} × ${mm(spec.height_mm)} mm at ${dpi} dpi · ${format} · ${kb(photo.size)} · made in ${seconds(serverTime)}`;
     ui.resultCaption.textContent = spec.name;
-    const good = body.compliance && body.compliance.compliant;
-    ui.verdict.textContent = good
-      ? `✓ Meets the ${spec.name} rules we can measure.`
-      : "Some checks failed (see below). A photo taken straight on, in even light, against a plain wall usually passes.";
-    ui.verdict.className = `verdict ${good ? "good" : "bad"}`;
-    ui.verdict.hidden = false;
+    showVerdict(body, request, checkTitle);
     renderChecks(body.compliance);
+    const judged = body.compliance.checks.filter((c) => c.kind !== "info" && c.kind !== "not_checked");
+    $("report-summary").textContent = `The full report: ${judged.filter((c) => c.pass === true).length} of ${judged.length} checks passed, with every measurement`;
     renderQuality(body.quality);
     renderTimings(body.timings, roundTrip);
     ui.report.hidden = false;

@@ -2,7 +2,7 @@
 // to the JSON API (retries on a busy server, the device's cut-out as the fallback) and a person's
 // words for every error.
 import {
-  ACCEPTED, CUTOUT_QUIET_TIMEOUT_MS, FORMATS_TEXT, MAX_RETRIES, SERVER_ONLY, apiKey, checkedFormat, coarse, currentSpec,
+  $, ACCEPTED, CUTOUT_QUIET_TIMEOUT_MS, FORMATS_TEXT, MAX_RETRIES, SERVER_ONLY, apiKey, checkedFormat, coarse, currentSpec,
   data, hideError, kb, maxUploadBytes, mode, ondevice, phase, post, say, setBusy, showError, sleep, state, ui,
 } from "./common.js";
 import { backgroundValue, updateTarget } from "./form.js";
@@ -10,18 +10,59 @@ import { offerCutout, runOnDevice } from "./local.js";
 import { clearResult, showResult } from "./results.js";
 
 // ---------- the photo ----------
-export function chooseFile(file) {
+const fileError = $("file-error");
+const chooseLabel = () => document.querySelector('label[for="file"]');
+
+// A file that cannot be used: the page as before any photo (no preview, no old result, no old
+// size), and the error beside the file picker, where the person looks.
+function refuseFile(text) {
+  state.file = null;
+  if (state.originalUrl) URL.revokeObjectURL(state.originalUrl);
+  state.originalUrl = null;
+  state.originalSize = null;
+  clearResult();
+  ui.dropPreview.hidden = true;
+  ui.dropPreview.removeAttribute("src");
+  ui.originalImg.hidden = true;
+  ui.originalImg.removeAttribute("src");
+  ui.originalPlaceholder.hidden = false;
+  ui.originalSize.textContent = "";
+  ui.fileInfo.hidden = true;
+  ui.fileInfo.textContent = "";
+  chooseLabel().textContent = "Choose a photo";
+  ui.dropHint.textContent = coarse ? "Use a photo of yourself:" : "Drag a photo here, or";
+  updateTarget();
+  say("");
+  fileError.textContent = text;
+  fileError.hidden = false;
+  if (fileError.getBoundingClientRect().bottom > window.innerHeight || fileError.getBoundingClientRect().top < 0) {
+    fileError.scrollIntoView({ block: "nearest" });
+  }
+}
+
+// `start`: make the result at once (choosing a photo starts the work), except on the device, where
+// the first run downloads the model: there the person presses the button.
+export function chooseFile(file, { start = true } = {}) {
   hideError();
-  if (!file) return;
+  fileError.hidden = true;
+  if (!file) return Promise.resolve();
   if (!ACCEPTED.includes(file.type) && !SERVER_ONLY.test(file.name)) {
-    showError(`“${file.name}” is not a photo we can read. Choose a ${FORMATS_TEXT} image.`);
-    return;
+    refuseFile(`“${file.name}” is not a photo we can read. Choose a ${FORMATS_TEXT} image.`);
+    return Promise.resolve();
   }
   if (file.size > maxUploadBytes) {
-    showError(`This photo is ${kb(file.size)}; the limit is ${data.max_upload_mb} MB. Choose a smaller photo, or a lower-resolution copy of it.`);
-    return;
+    refuseFile(`This photo is ${kb(file.size)}; the limit is ${data.max_upload_mb} MB. Choose a smaller photo, or a lower-resolution copy of it.`);
+    return Promise.resolve();
   }
+  const go = () => {
+    if (!start || ui.localOnly.checked || state.file !== file) return;
+    if (!state.busy) { submit(); return; }
+    state.started = true; // the photo before is still being made: stop it, then make this one (refresh)
+    again = true;
+    if (state.xhr) state.xhr.abort();
+  };
   state.file = file;
+  state.started = false;
   state.face = "single";
   if (state.originalUrl) URL.revokeObjectURL(state.originalUrl);
   state.originalUrl = URL.createObjectURL(file);
@@ -31,32 +72,50 @@ export function chooseFile(file) {
   ui.dropPreview.hidden = false;
   ui.dropPreview.alt = "Chosen photo";
   ui.dropHint.textContent = coarse ? "Use another photo:" : "Drag another photo here, or";
-  document.querySelector('label[for="file"]').textContent = "Choose another photo";
+  chooseLabel().textContent = "Choose another photo";
   ui.fileInfo.hidden = false;
   ui.fileInfo.textContent = `${file.name} · ${kb(file.size)}`;
   ui.originalImg.src = state.originalUrl;
   ui.originalImg.hidden = false;
   ui.originalPlaceholder.hidden = true;
-  ui.originalImg.decode().then(() => {
+  return ui.originalImg.decode().then(() => {
+    if (state.file !== file) return;
     const size = [ui.originalImg.naturalWidth, ui.originalImg.naturalHeight];
     state.originalSize = size;
     ui.originalSize.textContent = `(${size[0]} × ${size[1]} px)`;
     ui.fileInfo.textContent = `${file.name} · ${size[0]} × ${size[1]} px · ${kb(file.size)}`;
     if (Math.min(...size) < 400) say("This photo is quite small; the result may look soft. A larger photo gives a sharper result.");
-    else say(mode() === "cutout" ? "Photo ready. Press “Remove the background”." : "Photo ready. Check the type of photo, then press “Make my ID photo”.");
+    else if (ui.localOnly.checked) say(`Photo ready. Press “${ui.submit.textContent}”.`);
     updateTarget();
+    go();
   }).catch(() => {
-    ui.originalImg.hidden = true;
-    ui.originalPlaceholder.hidden = false;
+    if (state.file !== file) return;
     if (SERVER_ONLY.test(file.name) || /heic|heif|tiff|portable/.test(file.type)) {
+      ui.originalImg.hidden = true;
+      ui.originalPlaceholder.hidden = false;
       ui.dropPreview.hidden = true;
-      say("This browser cannot preview this format, but the server reads it: go ahead.");
+      say("This browser cannot preview this format, but the server reads it.");
+      go();
       return;
     }
-    say("");
-    showError("This browser cannot show that file; it may be damaged. Choose another photo.");
-    state.file = null;
+    refuseFile(`This browser cannot show “${file.name}”; it may be damaged or not a photo. Choose another photo.`);
   });
+}
+
+// A choice changed (the background, the photo type, the gradient, the format) while a result is
+// shown: the result is made again at once from the photo already chosen, with no button to press.
+// The server makes it again (it keeps no upload and no matte between requests: nothing of the photo
+// is stored), so the report's background lines judge the new choice too. One at a time: a change
+// while one is being made is made once that one is done.
+let again = false;
+let refreshTimer = null;
+export function refresh() {
+  if (!state.file || !state.started) return;
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(() => {
+    if (state.busy) { again = true; return; }
+    submit(null, { quiet: true });
+  }, 400);
 }
 
 export function onFileInput(event) {
@@ -139,7 +198,8 @@ export function humanError(status, error, request) {
   }
 }
 
-export async function submit(event) {
+// `quiet`: made again after a changed choice (refresh): the focus stays on the choice.
+export async function submit(event, { quiet = false } = {}) {
   if (event) event.preventDefault();
   if (state.busy) return;
   hideError();
@@ -179,6 +239,8 @@ export async function submit(event) {
     if (request.sheet) formData.append("paper", ui.paper.value);
   }
   state.requestLabel = () => (cutout ? "Removing the background" : `Making your ${spec.name} photo`);
+  state.started = true; // from now on, a changed choice makes the result again (refresh)
+  state.lastSpec = spec;
   if (ui.localOnly.checked) {
     await runOnDevice(request, "local");
     return;
@@ -209,7 +271,7 @@ export async function submit(event) {
       setBusy(false);
       await showResult(answer.body, request, roundTrip);
       say(cutout ? "Done: the background is removed." : "Done: your photo is ready to download.");
-      ui.outputHeading.focus();
+      if (!quiet) ui.outputHeading.focus();
     } else if (answer.status === 503 && cutout && ondevice) {
       setBusy(false);
       await runOnDevice(request, "busy");
@@ -237,5 +299,6 @@ export async function submit(event) {
   } finally {
     state.xhr = null;
     if (state.busy) setBusy(false);
+    if (again) { again = false; refresh(); }
   }
 }
