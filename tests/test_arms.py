@@ -7,17 +7,16 @@ head (tests/support/composites.py's ARM_POSES, the smallest plausible arm) must.
 
 from __future__ import annotations
 
-import glob
 from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
 
 from app.imaging import arms
 from app.imaging.compliance import Check
 from tests.support import corpus
 from tests.support.composites import ARM_POSES, arm_outline
+from tests.support.sitters import corpus_sitters
 
 pytestmark = pytest.mark.heavy  # the corpus through the models: collected first (conftest.py)
 
@@ -79,43 +78,10 @@ def test_another_persons_face_beside_the_head_is_left_out() -> None:
 @pytest.fixture(scope="module")
 def corpus_mattes(model_home: Path) -> list[tuple[corpus.Portrait, np.ndarray, object, float, list]]:
     """Each frontal or raised-hand portrait: (portrait, the chosen person's matte, face, chin row,
-    other people's boxes), matted as the service mattes (modnet, u2net where it misses the face)."""
-    from app.config import Settings
-    from app.imaging.people import keep_person
-    from app.models.fetch import fetch, inspect
-    from app.models.manifest import get_spec
-    from app.models.registry import Registry
-    from app.models.sessions import resolve_providers
+    other people's boxes), matted as the service mattes (tests/support/sitters.py)."""
     from app.imaging.head import chin_row
-    from app.pipelines.sitter import choose_face, people, refine, same_face
-    from app.pipelines.mattes import matte_holding_face
-    from app.timings import Timings
 
-    if not inspect(get_spec("modnet"), model_home, verify_hash=False).ok:
-        fetch(get_spec("modnet"), model_home, progress=False)
-    corpus.fetch(None)  # fails, never skips, where the archives cannot be fetched
-    settings = Settings.from_env()
-    registry = Registry()
-    registry.load(["modnet", "u2net", "centerface"], model_home=model_home, providers=resolve_providers(
-        settings.ort_providers, cpu_arena=settings.ort_cpu_arena, mem_pattern=settings.ort_mem_pattern))
-    detector = registry.face_detector()[1]
-    portrait_matte, fallback = registry.portrait_mattes("modnet", "u2net")
-    out = []
-    for portrait in corpus.PORTRAITS:
-        if portrait.expect not in ("photo", "hands"):
-            continue
-        path = next(iter(glob.glob(str(corpus.default_dir() / f"{portrait.name}.*"))))
-        with Image.open(path) as image:
-            rgb = np.asarray(image.convert("RGB"))
-        faces = detector.detect(rgb)
-        face = refine(detector, rgb, choose_face(faces, "largest"))
-        matte, _ = matte_holding_face(rgb, tuple(face.box), portrait=portrait_matte, fallback=fallback,
-                                      max_side=settings.working_max_side, alpha_matting=None, timings=Timings(),
-                                      edge_colours=False)
-        others = [other.box for other in people(faces) if not same_face(other, face)]
-        out.append((portrait, keep_person(matte.alpha, face.box, others, rgb=rgb), face, chin_row(face.landmarks, None), others))
-    return out
-
+    return [(s.portrait, s.alpha, s.face, chin_row(s.face.landmarks, None), s.others) for s in corpus_sitters(model_home)]
 
 def test_frontal_portraits_without_arms_do_not_trip_the_line(corpus_mattes: list) -> None:
     """False alarms on the corpus's frontal portraits (no hand raised): at most one (measured when the

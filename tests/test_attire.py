@@ -12,11 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
 
 from app.imaging import covering, glasses
 from app.specs import SPECS, get_spec
 from tests.support import corpus
+from tests.support.sitters import corpus_sitters
 
 pytestmark = pytest.mark.heavy  # the corpus through the models: collected first (conftest.py)
 
@@ -96,42 +96,8 @@ GLASSES = {"hopper", "row-glasses", "takeo"}  # read by eye (tests/support/corpu
 @pytest.fixture(scope="module")
 def frontal(model_home: Path) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """name -> (rgb, the chosen person's matte, five landmarks) for every frontal portrait, matted as
-    the service mattes (modnet, u2net where it misses the face)."""
-    from app.config import Settings
-    from app.imaging.people import keep_person
-    from app.models.fetch import fetch, inspect
-    from app.models.manifest import get_spec as model_spec
-    from app.models.registry import Registry
-    from app.models.sessions import resolve_providers
-    from app.pipelines.mattes import matte_holding_face
-    from app.pipelines.sitter import choose_face, people, refine, same_face
-    from app.timings import Timings
-
-    if not inspect(model_spec("modnet"), model_home, verify_hash=False).ok:
-        fetch(model_spec("modnet"), model_home, progress=False)
-    corpus.fetch(None)
-    settings = Settings.from_env()
-    registry = Registry()
-    registry.load(["modnet", "u2net", "centerface"], model_home=model_home, providers=resolve_providers(
-        settings.ort_providers, cpu_arena=settings.ort_cpu_arena, mem_pattern=settings.ort_mem_pattern))
-    detector = registry.face_detector()[1]
-    portrait_matte, fallback = registry.portrait_mattes("modnet", "u2net")
-    out = {}
-    for portrait in corpus.PORTRAITS:
-        if portrait.expect != "photo":
-            continue
-        path = next(iter(glob.glob(str(corpus.default_dir() / f"{portrait.name}.*"))))
-        with Image.open(path) as image:
-            rgb = np.asarray(image.convert("RGB"))
-        faces = detector.detect(rgb)
-        face = refine(detector, rgb, choose_face(faces, "largest"))
-        matte, _ = matte_holding_face(rgb, tuple(face.box), portrait=portrait_matte, fallback=fallback,
-                                      max_side=settings.working_max_side, alpha_matting=None, timings=Timings(),
-                                      edge_colours=False)
-        others = [other.box for other in people(faces) if not same_face(other, face)]
-        out[portrait.name] = (rgb, keep_person(matte.alpha, face.box, others, rgb=rgb), face.landmarks)
-    return out
-
+    the service mattes (tests/support/sitters.py)."""
+    return {s.portrait.name: (s.rgb, s.alpha, s.face.landmarks) for s in corpus_sitters(model_home) if s.portrait.expect == "photo"}
 
 def test_hoppers_cap_is_caught_and_bare_heads_are_not(frontal: dict) -> None:
     """hopper's navy cap fails; of the other frontal portraits none fails, at most two are

@@ -19,6 +19,7 @@ from app.imaging.crown_tops import framing_rules, judge_tops, other_top_height
 from app.imaging.head import Head, skull_top
 from app.imaging.solver import place_on_rules
 from app.specs import get_spec
+from tests.support.sitters import portrait_models
 
 CA, US, TW, GB = (get_spec(name) for name in ("ca-passport", "us-passport", "tw-passport", "uk-passport"))
 
@@ -126,18 +127,7 @@ def curly(model_home: Path) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def models(model_home: Path) -> dict[str, object]:
-    from app.config import Settings
-    from app.models.registry import Registry
-    from app.models.sessions import resolve_providers
-
-    settings = Settings.from_env()
-    registry = Registry()
-    registry.load(["modnet", "u2net", "centerface"], model_home=model_home, providers=resolve_providers(
-        settings.ort_providers, cpu_arena=settings.ort_cpu_arena, mem_pattern=settings.ort_mem_pattern))
-    portrait, fallback = registry.portrait_mattes("modnet", "u2net")
-    return {"detector": registry.face_detector()[1], "segmenter": portrait, "fallback": fallback,
-            "max_side": settings.working_max_side}
-
+    return portrait_models(model_home)
 
 def make(rgb: np.ndarray, spec: object, models: dict[str, object]) -> object:
     from app.pipelines.idphoto import IdPhotoOptions, make_id_photo

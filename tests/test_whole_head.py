@@ -20,6 +20,7 @@ from app.imaging.headroom import CROWN_GAP, keep_whole_head
 from app.imaging.head import Head
 from app.imaging.solver import place_on_rules
 from app.specs import get_spec
+from tests.support.sitters import portrait_models
 
 US = get_spec("us-passport")
 
@@ -129,23 +130,7 @@ def tight_photo(model_home: Path) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def service_models(model_home: Path) -> dict[str, object]:
-    """The service's detector and mattes: modnet, u2net where it misses the face."""
-    from app.config import Settings
-    from app.models.fetch import fetch, inspect
-    from app.models.manifest import get_spec as model_spec
-    from app.models.registry import Registry
-    from app.models.sessions import resolve_providers
-
-    if not inspect(model_spec("modnet"), model_home, verify_hash=False).ok:
-        fetch(model_spec("modnet"), model_home, progress=False)
-    settings = Settings.from_env()
-    registry = Registry()
-    registry.load(["modnet", "u2net", "centerface"], model_home=model_home, providers=resolve_providers(
-        settings.ort_providers, cpu_arena=settings.ort_cpu_arena, mem_pattern=settings.ort_mem_pattern))
-    portrait, fallback = registry.portrait_mattes("modnet", "u2net")
-    return {"detector": registry.face_detector()[1], "segmenter": portrait, "fallback": fallback,
-            "max_side": settings.working_max_side}
-
+    return portrait_models(model_home)
 
 def make_tight(tight_photo: np.ndarray, service_models: dict[str, object]) -> object:
     from app.pipelines.idphoto import IdPhotoOptions, make_id_photo
