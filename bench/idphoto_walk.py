@@ -5,8 +5,10 @@ One POST /api/v1/idphoto (the Flask test client, the default models, one corpus 
 is traced with `sys.setprofile`. A file is *entered* when a function in it is called from a function
 in another file. Two readings:
 
-* `pipeline`: what a reader follows from the route: calls made by the route's file and the
-  pipeline layer (app/api/idphoto.py, app/pipelines/*), one level into whatever they call;
+* `steps`: what a reader follows from the route through the chain: calls made by the route's file
+  and the chain's (app/api/idphoto.py, app/pipelines/idphoto.py), one level into what they call;
+* `pipeline`: calls made by the route's file and the whole pipeline layer (app/api/idphoto.py,
+  app/pipelines/*), one level into whatever they call;
 * `all`: calls between any two files of app/, at any depth.
 
 The walk is the entered files in order, consecutive entries to one file counted once; `files` is
@@ -23,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app") + "/"
-READER = ("api/idphoto.py", "pipelines/")
+READERS = {"steps": ("api/idphoto.py", "pipelines/idphoto.py"), "pipeline": ("api/idphoto.py", "pipelines/")}
 
 
 def count(walk: list[str]) -> tuple[int, int, list[str]]:
@@ -40,7 +42,7 @@ def count(walk: list[str]) -> tuple[int, int, list[str]]:
 
 
 def trace(client: object, form: dict) -> dict[str, list[str]]:
-    walks: dict[str, list[str]] = {"pipeline": [], "all": []}
+    walks: dict[str, list[str]] = {"steps": [], "pipeline": [], "all": []}
     started = [False]
 
     def profile(frame, event, _arg):  # noqa: ANN001
@@ -61,8 +63,9 @@ def trace(client: object, form: dict) -> dict[str, list[str]]:
         if caller == name:
             return
         walks["all"].append(name)
-        if caller is None or caller.startswith(READER):
-            walks["pipeline"].append(name)
+        for reading, callers in READERS.items():
+            if caller is None or caller.startswith(callers):
+                walks[reading].append(name)
 
     sys.setprofile(profile)
     try:
