@@ -13,6 +13,9 @@ in another file. Two readings:
 
 The walk is the entered files in order, consecutive entries to one file counted once; `files` is
 how many distinct files it holds, `returns` how many entries go to a file already entered before.
+Entries to the infrastructure every request shares (settings, errors, timings, the specs' data,
+the service, the form and the response: INFRASTRUCTURE) are not on the way from the pixels to the
+bytes and the report, and are left out.
 
     python -m bench.idphoto_walk [portrait] [spec]
 """
@@ -25,6 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app") + "/"
+INFRASTRUCTURE = ("config.py", "errors.py", "observability.py", "timings.py", "specs/", "cors.py", "native_threads.py",
+                  "models/manifest.py", "assets.py", "service.py", "warmup.py", "api/forms.py", "serving/", "auth.py")
 READERS = {"steps": ("api/idphoto.py", "pipelines/idphoto.py"), "pipeline": ("api/idphoto.py", "pipelines/")}
 
 
@@ -60,7 +65,7 @@ def trace(client: object, form: dict) -> dict[str, list[str]]:
         while back is not None and not back.f_code.co_filename.startswith(APP):
             back = back.f_back  # through numpy, flask and the standard library to the app's caller
         caller = None if back is None else back.f_code.co_filename[len(APP):]
-        if caller == name:
+        if caller == name or name.startswith(INFRASTRUCTURE):
             return
         walks["all"].append(name)
         for reading, callers in READERS.items():
