@@ -85,8 +85,8 @@ def corpus_mattes(model_home: Path) -> list[tuple[corpus.Portrait, np.ndarray, o
     from app.models.registry import Registry
     from app.models.sessions import resolve_providers
     from app.imaging.head import chin_row
-    from app.pipelines.sitter import choose_face, people, refine, same_face
-    from app.pipelines.mattes import matte_holding_face
+    from app.pipelines.face_reading import choose_face, people, refine, same_face
+    from app.pipelines.matte_choice import matte_holding_face
     from app.timings import Timings
 
     if not inspect(get_spec("modnet"), model_home, verify_hash=False).ok:

@@ -101,8 +101,8 @@ def frontal(model_home: Path) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndar
     from app.models.manifest import get_spec as model_spec
     from app.models.registry import Registry
     from app.models.sessions import resolve_providers
-    from app.pipelines.mattes import matte_holding_face
-    from app.pipelines.sitter import choose_face, people, refine, same_face
+    from app.pipelines.matte_choice import matte_holding_face
+    from app.pipelines.face_reading import choose_face, people, refine, same_face
     from app.timings import Timings
 
     if not inspect(model_spec("modnet"), model_home, verify_hash=False).ok:

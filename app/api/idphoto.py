@@ -173,8 +173,9 @@ def idphoto() -> Response:
                 "width": spec.width_px,
                 "height": spec.height_px,
                 "dpi": options.output_dpi,
-                "jpeg_quality": photo.jpeg_quality,
-                "face": {**photo.face.to_dict(), "roll_degrees": round(photo.roll_degrees, 2), "faces_found": photo.faces_found},
+                "jpeg_quality": photo.record.encoded.jpeg_quality,
+                "face": {**photo.face.to_dict(), "roll_degrees": round(photo.record.roll_degrees, 2),
+                         "faces_found": len(photo.record.face.people)},
                 "compliance": photo.report(),
                 "quality": photo.quality,
                 "models": dict(timings.models),  # the model of each stage (segment: the matte)
