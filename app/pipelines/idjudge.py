@@ -48,11 +48,10 @@ def judge_input(rgb: np.ndarray, alpha: np.ndarray, face: FaceReading, spec: Pho
     (`glasses`, judged as the spec's authority says), the
     eyes open (OpenCV's eye cascade on each eye's window), with the 68 dense landmarks the mouth,
     and the lines judged from the capture quality's measures (`assess_capture`)."""
-    landmarks = face.face.landmarks
-    area, _ = expression.hands_near_head(rgb, alpha, landmarks, chin_y=chin_row(landmarks, face.chin),
-                                         other_faces=face.others_detected)
-    reach, _ = arms.arms_near_head(alpha, landmarks, chin_y=chin_row(landmarks, face.chin),
-                                   other_faces=face.others_detected)
+    landmarks, others = face.face.landmarks, face.others_detected
+    chin_y = chin_row(landmarks, face.chin)
+    area, _ = expression.hands_near_head(rgb, alpha, landmarks, chin_y=chin_y, other_faces=others)
+    reach, _ = arms.arms_near_head(alpha, landmarks, chin_y=chin_y, other_faces=others)
     checks = [compliance.hands_check(area), arms.arms_check(reach),
               covering.covering_check(covering.read_covering(rgb, alpha, landmarks), spec.covering_source),
               glasses.glasses_check(glasses.bridge_edge(rgb, landmarks), policy=spec.glasses,
@@ -127,7 +126,9 @@ def judge(record: PhotoRecord, spec: PhotoSpec, models: JudgeModels, *, timings:
         return nullcontext() if timings is None else timings.stage(name)
 
     face, framed, asked = record.face, record.framed, record.asked
-    geometry = framed.geometry
+    geometry, edits = framed.geometry, record.edits
+    judged_by, share, extended_mm = (judged_spec(spec, geometry), record.rendered.unphotographed_share,
+                                     geometry.extended_mm(spec))
     with stage("quality"):
         capture = assess_capture(record.photo, face)
     with stage("expression"):
@@ -146,7 +147,7 @@ def judge(record: PhotoRecord, spec: PhotoSpec, models: JudgeModels, *, timings:
         original = compliance.Original(face.eye_distance, face.pose, on_input, mouth_judged=landmarker is not None,
                                        eyes_judged=any(check.name == "eyes_open" for check in on_input))
         checks = compliance.report(compliance.ReportInput(
-            written, judged_spec(spec, geometry), asked.output_dpi, asked.background, asked.gradient, original,
-            extended_mm=record.extended_mm, missing_mm=geometry.missing_mm,
-            applied=tuple(edit.policy for edit in record.edits), tight_rules=spec.rules if geometry.tight else None))
-    return Report(checks, capture, geometry.placement, record.edits, record.rendered.unphotographed_share)
+            written, judged_by, asked.output_dpi, asked.background, asked.gradient, original, extended_mm=extended_mm,
+            missing_mm=geometry.missing_mm, applied=tuple(edit.policy for edit in edits),
+            tight_rules=spec.rules if geometry.tight else None))
+    return Report(checks, capture, geometry.placement, edits, share)
