@@ -464,7 +464,7 @@ def expression_main(folder: Path) -> None:
     from app.models.centerface import CenterFace, make_dims_dynamic
     from app.models.landmarks68 import Landmarks68, mouth_openness
     from app.models.sessions import Providers, create_session
-    from app.pipelines.sitter import choose_face, refine
+    from app.pipelines.face_reading import choose_face, refine
 
     settings = Settings.from_env()
     cpu = Providers(("CPUExecutionProvider",))

@@ -22,7 +22,7 @@ def one(megapixels: float) -> dict[str, object]:
     from skimage import data
 
     from app.config import Settings
-    from app.imaging.matting import UNKNOWN, matting_trimap
+    from app.imaging.matte_edges import UNKNOWN, matting_trimap
     from app.models import segmentation
     from bench.idphoto import _in_process
 

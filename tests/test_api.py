@@ -122,7 +122,7 @@ def test_alpha_matting_solves_on_the_band_box_as_it_would_on_the_whole_image(ast
     MATTING_CONTEXT px of sure pixels around it) gives the whole image's alpha."""
     from pymatting import estimate_alpha_cf
 
-    from app.imaging.matting import UNKNOWN
+    from app.imaging.matte_edges import UNKNOWN
     from app.models.segmentation import band_box
 
     image = astronaut[100:260, 150:310] / 255.0  # the face and hair, 160 px

@@ -83,6 +83,7 @@ def corpus_mattes(model_home: Path) -> list[tuple[corpus.Portrait, np.ndarray, o
 
     return [(s.portrait, s.alpha, s.face, chin_row(s.face.landmarks, None), s.others) for s in corpus_sitters(model_home)]
 
+
 def test_frontal_portraits_without_arms_do_not_trip_the_line(corpus_mattes: list) -> None:
     """False alarms on the corpus's frontal portraits (no hand raised): at most one (measured when the
     limit was set: none of 30; the highest reading 1.35, party-talking, a friend's knee above her)."""

@@ -14,19 +14,15 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from app.imaging.compliance import Check
+from app.imaging.compliance import Check, rule_checks
 from app.imaging.crown_tops import framing_rules, judge_tops, other_top_height
 from app.imaging.head import Head, skull_top
 from app.imaging.solver import place_on_rules
+from app.imaging.wording import ADVICE
 from app.specs import get_spec
 from tests.support.sitters import portrait_models
 
 CA, US, TW, GB = (get_spec(name) for name in ("ca-passport", "us-passport", "tw-passport", "uk-passport"))
-
-
-def head_line(value: float, passed: bool | None) -> Check:
-    return Check("head_height", value, "31.0-36.0 mm (chin to crown)", passed, unit="mm",
-                 advice=None if passed else "Your head is too large")
 
 
 # --- the authorities' words ------------------------------------------------------------------------
@@ -47,36 +43,46 @@ def test_each_spec_says_whose_words_name_its_top() -> None:
 
 
 def test_a_skull_inside_and_hair_above_the_band_is_undecided_with_advice() -> None:
-    line = judge_tops(head_line(33.0, True), ends=(31.0, 36.0), other_mm=41.0, other_uncertainty=0.3,
+    line = judge_tops(33.0, True, ends=(31.0, 36.0), other_mm=41.0, other_uncertainty=0.3,
                       crown_meaning="skull", source=CA.rules.crown_source)
-    assert line.passed is None and line.judged
+    assert line.passed is None
     assert line.tops == {"measured": "skull", "skull": 33.0, "hair": 41.0, "words": "secondary"}
-    assert "41.0 mm" in line.advice and "hair flatter" in line.advice
+    assert "41.0 mm" in line.split and "hair flatter" in line.split
     assert "natural top of head" in line.allowed and "crown of the head" in line.allowed
 
 
 def test_both_tops_inside_pass_and_say_which_top() -> None:
-    line = judge_tops(head_line(33.0, True), ends=(31.0, 36.0), other_mm=35.0, other_uncertainty=0.3,
+    line = judge_tops(33.0, True, ends=(31.0, 36.0), other_mm=35.0, other_uncertainty=0.3,
                       crown_meaning="skull", source=CA.rules.crown_source)
-    assert line.passed is True and line.tops["hair"] == 35.0
+    assert line.passed is True and line.tops["hair"] == 35.0 and line.split is None and line.said is None
 
 
 def test_where_the_authority_names_the_hair_the_skull_under_it_does_not_move_the_verdict() -> None:
-    line = judge_tops(head_line(32.0, True), ends=(25.4, 34.9), other_mm=22.0, other_uncertainty=1.0,
+    line = judge_tops(32.0, True, ends=(25.4, 34.9), other_mm=22.0, other_uncertainty=1.0,
                       crown_meaning="hair", source=US.rules.crown_source)
     assert line.passed is True and line.tops["measured"] == "hair" and "top of hair" in line.allowed
 
 
 def test_where_the_words_say_nothing_a_split_is_undecided_and_says_no_words_were_found() -> None:
-    line = judge_tops(head_line(31.0, True), ends=(29.0, 34.0), other_mm=26.0, other_uncertainty=1.0,
+    line = judge_tops(31.0, True, ends=(29.0, 34.0), other_mm=26.0, other_uncertainty=1.0,
                       crown_meaning="unstated", source=GB.rules.crown_source)
     assert line.passed is None and "no words of the authority" in line.allowed
 
 
 def test_a_fail_on_the_measured_top_stays_a_fail_and_names_the_other() -> None:
-    line = judge_tops(head_line(38.0, False), ends=(31.0, 36.0), other_mm=34.0, other_uncertainty=0.3,
+    line = judge_tops(38.0, False, ends=(31.0, 36.0), other_mm=34.0, other_uncertainty=0.3,
                       crown_meaning="skull", source=CA.rules.crown_source)
-    assert line.passed is False and "34.0 mm" in line.advice
+    assert line.passed is False and "34.0 mm" in line.said
+
+
+def test_the_rule_line_says_what_to_change_then_the_other_top() -> None:
+    """The head-height line judged to both tops (compliance.rule_checks): its advice written once,
+    the rule's own words first, the other top's reading after them."""
+    values = {"head_height": 38.0, "eye_distance": 9.0}
+    (line,) = [c for c in rule_checks(values, CA.rules, crown_meaning="skull", other_head=(34.0, 0.3))
+               if c.name == "head_height"]
+    assert line.passed is False and line.tops is not None
+    assert line.advice.startswith(ADVICE["head_height"]) and "34.0 mm" in line.advice
 
 
 # --- the frame ------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from app.imaging.compliance import pose_checks
-from app.imaging.dense_roll import DENSE_ROLL_UNCERTAINTY_DEG, eye_line_roll, with_dense_roll
+from app.imaging.eye_line_roll import DENSE_ROLL_UNCERTAINTY_DEG, eye_line_roll, with_dense_roll
 from app.imaging.pose import UNCERTAINTY_DEG, Pose
 from app.specs import get_spec
 from tests.support import corpus
@@ -60,7 +60,7 @@ def test_the_dense_roll_uncertainty_covers_the_corpus(model_home: Path) -> None:
     from app.models.landmarks68 import Landmarks68
     from app.models.manifest import get_spec as model_spec
     from app.models.sessions import Providers, create_session
-    from app.pipelines.sitter import refine
+    from app.pipelines.face_reading import refine
 
     spec = model_spec("landmarks68")
     if not inspect(spec, model_home, verify_hash=False).ok:

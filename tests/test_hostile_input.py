@@ -62,7 +62,7 @@ def test_the_trimap_is_rembgs(astronaut: np.ndarray) -> None:
     """OpenCV's erosion gives rembg's trimap (scipy's binary_erosion), pixel for pixel."""
     from scipy.ndimage import binary_erosion
 
-    from app.imaging.matting import UNKNOWN, matting_trimap
+    from app.imaging.matte_edges import UNKNOWN, matting_trimap
 
     mask = np.zeros((200, 200), np.uint8)
     mask[40:160, 50:150] = 255

@@ -174,7 +174,7 @@ def test_the_mouth_line_agrees_with_the_labels_on_frontal_portraits(
 ) -> None:
     """MOUTH_OPEN_ABOVE against the lips read by eye on every frontal portrait of the corpus: at
     least 90 % agree (measured when it was set: 30 of 30)."""
-    from app.pipelines.sitter import choose_face, refine
+    from app.pipelines.face_reading import choose_face, refine
 
     agree, total = 0, 0
     for portrait, rgb in labelled:
@@ -194,7 +194,7 @@ def test_the_chin_is_the_chin_read_by_eye(labelled: list[tuple[corpus.Portrait, 
     0.03 at most), where the eyes-and-mouth estimate it replaced was 0.12-0.28 low."""
     from app.imaging.head import chin_from_landmarks, eye_midpoint, roll_degrees, rotate_points
     from app.models.landmarks68 import menton
-    from app.pipelines.sitter import choose_face, refine
+    from app.pipelines.face_reading import choose_face, refine
 
     truths = corpus.known_chins(corpus.default_dir())
     photos = {portrait.name: rgb for portrait, rgb in labelled}
@@ -214,7 +214,7 @@ def test_the_eyes_line_agrees_with_the_labels(labelled: list[tuple[corpus.Portra
     """OpenCV's eye cascade against the eyes read by eye on the frontal and raised-hand portraits: at
     least 90 % agree, and every portrait with its eyes shut is caught (measured when it was set: 31 of 32,
     Grace Hopper's left eye behind heavy glasses missed)."""
-    from app.pipelines.sitter import choose_face, refine
+    from app.pipelines.face_reading import choose_face, refine
 
     if expression.EYE_CASCADE is None:
         pytest.fail("this OpenCV wheel ships no haarcascade_eye.xml: the eyes line would stay unchecked")
@@ -244,7 +244,7 @@ def test_the_hands_line_on_real_photos(labelled: list[tuple[corpus.Portrait, np.
     from app.models.registry import Registry
     from app.models.sessions import resolve_providers
     from app.imaging.head import chin_row
-    from app.pipelines.sitter import choose_face, refine
+    from app.pipelines.face_reading import choose_face, refine
 
     settings = Settings.from_env()
     registry = Registry()

@@ -9,7 +9,7 @@ import pytest
 
 from app.errors import DomainError, PhotoRejected
 from app.imageio import encode_photo
-from app.pipelines.sitter import choose_face, people
+from app.pipelines.face_reading import choose_face, people
 from app.models.faces import Face
 from app.imaging.compose import vertical_gradient
 from app.imaging.head import (
@@ -22,7 +22,7 @@ from app.imaging.head import (
     rotate_points,
 )
 from app.imaging.placement import upright_matte, warp
-from app.imaging.compliance import ReportInput, report as compliance_report
+from app.imaging.compliance import ReportInput, Written, report as compliance_report
 from app.imaging.canvas import Extension, extend, needed_extension
 from app.imaging.people import keep_person, person_owner
 from app.imaging.head import head_cut_edge
@@ -391,10 +391,9 @@ def test_report_has_every_rule_pose_and_says_what_it_cannot_check() -> None:
     alpha = warp(head_matte(centre=(230, 200)), placement)
     rgb = np.full(alpha.shape + (3,), 255, np.uint8)
     landmarks = placement.input_to_output(np.array([[200, 200], [260, 200], [230, 233.4], [207, 260], [253, 260]], float))
-    checks = compliance_report(ReportInput(rgb=rgb, alpha=alpha, faces=[((0.0, 0.0, 300.0, 300.0), landmarks)],
-                               size=(spec.width_px, spec.height_px), dpi=(spec.dpi, spec.dpi), expected_dpi=spec.dpi,
-                               rules=spec.rules, size_mm=(spec.width_mm, spec.height_mm), background=(255, 255, 255),
-                               gradient=False, extended_mm={"bottom": 3.2}))
+    written = Written(rgb, alpha, [((0.0, 0.0, 300.0, 300.0), landmarks)], dpi=(spec.dpi, spec.dpi))
+    checks = compliance_report(ReportInput(written, spec, spec.dpi, background=(255, 255, 255), gradient=False,
+                                           extended_mm={"bottom": 3.2}))
     by_name = {check.name: check.to_dict() for check in checks}
     for rule in spec.rules.bands():
         assert rule in by_name and by_name[rule]["unit"] == "mm"

@@ -22,7 +22,7 @@ from PIL import Image
 
 from app import create_app
 from app.config import Settings
-from app.imaging.matting import BAND_ROWS, decontaminate, edge_colours, fit_shape, pad_to
+from app.imaging.matte_edges import BAND_ROWS, decontaminate, edge_colours, fit_shape, pad_to
 from app.models import sessions
 from app.models.portrait import SHAPES, AlphaMattingNotApplicable, PortraitMatte, network_input
 from app.models.registry import Registry

@@ -1,6 +1,6 @@
 """Issue 45, item 1: a photo too tight for the frame keeps the whole head, and says what to change.
 
-Pure tests of `headroom.keep_whole_head` and `retake`, then the pipeline on a real tight crop of a
+Pure tests of `whole_head.keep_whole_head` and `rule_advice`, then the pipeline on a real tight crop of a
 corpus portrait (audrey, on a white fur backdrop), measured on the output as an inspector would.
 """
 
@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from app.imaging import retake
+from app.imaging import rule_advice
 from app.imaging.canvas import BICUBIC_REACH, fit_inside
-from app.imaging.compliance import Check
-from app.imaging.headroom import CROWN_GAP, keep_whole_head
 from app.imaging.head import Head
 from app.imaging.solver import place_on_rules
+from app.imaging.whole_head import CROWN_GAP, keep_whole_head
+from app.imaging.wording import ADVICE, FRAME_ADVICE, missing_words
 from app.specs import get_spec
 from tests.support.sitters import portrait_models
 
@@ -86,25 +86,18 @@ def test_a_levelled_frame_moves_along_the_face_not_off_the_photo() -> None:
         assert BICUBIC_REACH - 1e-6 <= y <= shape[0] - BICUBIC_REACH + 1e-6
 
 
-def rule_line(name: str, value: float) -> Check:
-    return Check(name, value, "band", False, unit="mm", advice="own advice")
-
-
 def test_the_failing_lines_say_what_to_change_by_the_side_they_miss_on() -> None:
     rules = US.rules  # head 25.4-34.9 mm, eye line 28.6-34.9 mm
-    lines = retake.advise([rule_line("head_height", 40.0), rule_line("eye_line", 25.0), rule_line("eye_line", 40.0),
-                           rule_line("head_height", 20.0),
-                           Check("head_height", 40.0, "band", True, unit="mm")], rules)
-    assert lines[0].advice.startswith(retake.STEP_BACK) and lines[0].advice.endswith("own advice")
-    generic = Check("eye_line", 25.0, "band", False, unit="mm",
-                    advice="The eyes sit outside the rule's height The photo is short of the frame (2.0 mm above the head)")
-    (said,) = retake.advise([generic], rules)
-    assert said.advice == f"{retake.STEP_BACK}. The photo is short of the frame (2.0 mm above the head)"
-    assert lines[1].advice.startswith(retake.STEP_BACK)
-    assert lines[2].advice.startswith(retake.ROOM_ABOVE)
-    assert lines[3].advice == "own advice", "a head too small is not explained by a tight photo"
-    assert lines[4].advice is None, "a passing line gets no advice"
-    assert "step back" in retake.STEP_BACK and "more room above your head" in retake.ROOM_ABOVE.lower()
+    assert rule_advice.rule_advice("head_height", 40.0, False, tight_rules=rules).startswith(rule_advice.STEP_BACK)
+    short = rule_advice.rule_advice("eye_line", 25.0, False, missing_mm={"top": 2.0}, tight_rules=rules)
+    assert short == (f"{rule_advice.STEP_BACK}. The photo is short of the frame ({missing_words({'top': 2.0})} of the "
+                     f"print): {FRAME_ADVICE}.")
+    assert rule_advice.rule_advice("eye_line", 40.0, False, tight_rules=rules).startswith(rule_advice.ROOM_ABOVE)
+    assert rule_advice.rule_advice("head_height", 20.0, False, tight_rules=rules) == ADVICE["head_height"], \
+        "a head too small is not explained by a tight photo"
+    assert rule_advice.rule_advice("head_height", 40.0, False) == ADVICE["head_height"], "a photo that was not tight"
+    assert rule_advice.rule_advice("head_height", 30.0, True, tight_rules=rules) is None, "a passing line gets none"
+    assert "step back" in rule_advice.STEP_BACK and "more room above your head" in rule_advice.ROOM_ABOVE.lower()
 
 
 # -- a real tight crop ----------------------------------------------------------------------------------
@@ -165,7 +158,7 @@ def test_a_tight_photo_keeps_the_whole_head_and_says_step_back(tight_photo: np.n
     # the lines the photo cannot meet fail, and say what to change when taking it again
     failed = {check.name: check for check in photo.checks if check.judged and check.passed is False}
     assert "head_height" in failed, [c.to_dict() for c in photo.checks]
-    assert failed["head_height"].advice.startswith(retake.STEP_BACK)
+    assert failed["head_height"].advice.startswith(rule_advice.STEP_BACK)
     assert not photo.compliant
 
 

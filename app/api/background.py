@@ -15,7 +15,7 @@ from ..models.manifest import Role
 from ..models.segmentation import AlphaMatting, matting_budget
 from ..models.portrait import PortraitMatte
 from ..pipelines.cutout import compose, cut_out
-from ..pipelines.mattes import default_matte
+from ..pipelines.matte_choice import default_matte
 from ..service import Service, current_service
 from ..specs import parse_colour
 from ..timings import Timings

@@ -215,7 +215,7 @@ def _framing_report(photo: IdPhoto, spec: PhotoSpec, not_applied: NotApplied) ->
     client's ratios apply whole), the head height and crown margin they asked (mm and share of the
     height), and each rule of the spec that won over them, why, and from which source; each field
     so overruled is in `not_applied` too."""
-    framed = photo.framed
+    framed = photo.record.framed.geometry.client
     if framed is None:  # make_id_photo always frames by the ratios given
         return {}
     height = spec.height_mm

@@ -148,7 +148,7 @@ def _make(timings: Timings, answer: Callable[[IdPhoto, IdPhotoOptions], Response
             landmarker=service.registry.landmarker(),
             fallback=fallback,
         )
-        timings.models["segment"] = photo.matted_by
+        timings.models["segment"] = photo.record.matte.matted_by
         del image
         return answer(photo, options)
 
@@ -162,9 +162,9 @@ def idphoto() -> Response:
     timings = Timings()
 
     def answer(photo: IdPhoto, options: IdPhotoOptions) -> Response:
-        spec = options.spec
+        spec, record = options.spec, photo.record  # the record: what was done, step by step
         return forms.image_response(
-            photo.data,
+            record.encoded.data,
             options.fmt,
             timings=timings,
             filename=f"{_file_stem(spec)}.{'jpg' if options.fmt == 'jpeg' else 'png'}",
@@ -173,10 +173,11 @@ def idphoto() -> Response:
                 "width": spec.width_px,
                 "height": spec.height_px,
                 "dpi": options.output_dpi,
-                "jpeg_quality": photo.jpeg_quality,
-                "face": {**photo.face.to_dict(), "roll_degrees": round(photo.roll_degrees, 2), "faces_found": photo.faces_found},
-                "compliance": photo.report(),
-                "quality": photo.quality,
+                "jpeg_quality": record.encoded.jpeg_quality,
+                "face": {**record.face.face.to_dict(), "roll_degrees": round(record.framed.level.roll, 2),
+                         "faces_found": len(record.face.people)},
+                "compliance": photo.verdict.to_dict(),
+                "quality": photo.verdict.capture,
                 "models": dict(timings.models),  # the model of each stage (segment: the matte)
             },
         )

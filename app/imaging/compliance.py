@@ -32,8 +32,9 @@ from .head import (
 )
 from .crown_tops import judge_tops, other_top
 from .people import PERSON_LINK
-from .dense_roll import with_dense_roll
+from .eye_line_roll import with_dense_roll
 from .pose import UNCERTAINTY_DEG, Pose, estimate_pose, judge
+from .rule_advice import rule_advice
 from .solver import RULE_NAMES, band_miss, band_slack
 from .wording import (
     ADVICE,
@@ -47,13 +48,11 @@ from .wording import (
     NOT_CHECKED,
     NOT_CHECKED_EYES,
     RULE_LABEL,
-    UNCERTAIN_ADVICE,
-    FRAME_ADVICE,
     missing_words,
     mm_band_text,
     wall_advice,
 )
-from ..specs import OPERATION_WORDS, EditPolicy
+from ..specs import OPERATION_WORDS, EditPolicy, PhotoSpec
 
 MAX_BACKGROUND_STD = 6.0  # per channel, across each row of pure background
 MAX_BACKGROUND_DELTA = 12.0  # mean distance from the requested colour
@@ -209,10 +208,15 @@ def judge_band(value: float, ends: tuple[float, float], uncertainty: float) -> b
 
 
 def rule_checks(values: dict[str, float | None], rules: Any, *, crown_meaning: str = "hair",
-                uncertainty: dict[str, float] | None = None) -> list[Check]:
+                uncertainty: dict[str, float] | None = None, other_head: tuple[float | None, float] | None = None,
+                missing_mm: dict[str, float] | None = None, tight_rules: Any = None) -> list[Check]:
     """One line per band the spec holds (mm). Where the crown is the skull, the lines that reach
     the crown say so, with the estimate's uncertainty. A reading within its `uncertainty` (mm) of
-    a band's end has pass None: the measure cannot decide, and `compliant` is false."""
+    a band's end has pass None: the measure cannot decide, and `compliant` is false. With
+    `other_head` (the other top's head height in mm and its uncertainty) the head-height line is
+    judged to both tops (`crown_tops.judge_tops`). Each line's advice is `rule_advice`'s, with
+    `missing_mm` (how far the photo falls short of the frame) and `tight_rules` (where the photo was
+    too tight: the rules it was framed for)."""
     uncertainty = uncertainty or {}
     checks = []
     for name in RULE_NAMES:
@@ -225,16 +229,25 @@ def rule_checks(values: dict[str, float | None], rules: Any, *, crown_meaning: s
             label += (f"; crown = the natural top of the head, estimated {SKULL_ABOVE_EYES_IOD:g} eye distances above "
                       f"the eyes (+-{100 * SKULL_UNCERTAINTY:g} %)")
         allowed = mm_band_text(band.low, band.high) + f" ({label})"
-        if value is None:
-            checks.append(Check(name, None, allowed, False, unit="mm", advice="Could not be measured on the photo"))
-            continue
         ends = (-math.inf if band.low is None else band.low, math.inf if band.high is None else band.high)
-        miss = band_miss(value, ends)
         u = uncertainty.get(name, 0.0)
-        passed = judge_band(value, ends, u)
-        advice = None if passed else ADVICE[name] if passed is False else UNCERTAIN_ADVICE.format(u=u)
-        checks.append(Check(name, round(value, 2), allowed, passed, unit="mm", advice=advice,
-                            broken_by=miss if passed is False else None, uncertainty=u or None))
+        shown = None if value is None else round(value, 2)
+        passed = False if value is None else judge_band(value, ends, u)
+        tops = None
+        if name == "head_height" and other_head is not None:
+            tops = judge_tops(shown, passed, ends=(band.low, band.high), other_mm=other_head[0],
+                              other_uncertainty=other_head[1], crown_meaning=crown_meaning,
+                              source=getattr(rules, "crown_source", None))
+            allowed, passed = allowed + tops.allowed, tops.passed
+        advice = (tops.split if tops is not None and tops.split is not None else
+                  rule_advice(name, shown, passed, uncertainty=u, tops=None if tops is None else tops.said,
+                              missing_mm=missing_mm, tight_rules=tight_rules))
+        if value is None:
+            checks.append(Check(name, None, allowed, False, unit="mm", advice=advice))
+            continue
+        checks.append(Check(name, shown, allowed, passed, unit="mm", advice=advice,
+                            broken_by=band_miss(value, ends) if passed is False else None, uncertainty=u or None,
+                            tops=None if tops is None else tops.tops))
     return checks
 
 
@@ -410,14 +423,6 @@ def frame_check(missing_mm: dict[str, float]) -> Check | None:
                         "print), and nothing is painted in: the head sits where the photo allows.")
 
 
-def short_of_frame(checks: list[Check], missing_mm: dict[str, float]) -> list[Check]:
-    """The failed rule lines, where the photo fell short of the frame, saying by how much and what to do."""
-    if not missing_mm:
-        return checks
-    tail = f" The photo is short of the frame ({missing_words(missing_mm)} of the print): {FRAME_ADVICE}."
-    return [replace(check, advice=(check.advice or "") + tail) if check.passed is False else check for check in checks]
-
-
 def extension_check(extended_mm: dict[str, float]) -> Check:
     if not extended_mm:
         return Check("canvas_extended", {}, "information", None, unit="mm", kind="info")
@@ -483,53 +488,64 @@ def _mouth_check(openness: float, *, required: bool) -> Check:
 
 
 @dataclass(frozen=True)
-class ReportInput:
-    """What the report judges: the finished photo read once, and what it was made for.
-
-    `rgb` (H, W, 3) and `alpha` (H, W) uint8 are the output as written and its matte; `faces` are
-    (box, landmarks) detected on the output; `dpi` is what the encoded file says; `rules` the spec's
-    `Rules` (mm bands and pose limits); `input_eye_distance_px` the eye distance in the original
-    (for the resolution line); `extra` lines judged on the original (hands, expression, capture);
-    `chin` the one face's menton (x, y) px as the dense landmarks read it on the output, where they
-    ran; `head_pose` the head's yaw and pitch as read on the original (the same head at a higher
-    resolution, read once for every spec), where the output's own reading gives only the roll left
-    after levelling; `dense_roll` the roll of the 68 points' eyes on the output, where they ran
-    (judged with its own, smaller uncertainty). `background` None: the photographed background was kept, and is judged against
-    `allowed_backgrounds` with `others_alpha` (the raw segmentation warped to the output: what else
-    is salient behind the person). `missing_mm`: how far the photo falls short of the frame where
-    the canvas may not be extended. `applied`: the edits made, as the spec's policies.
-    """
+class Written:
+    """The finished photo read once, as written: `rgb` (H, W, 3) and `alpha` (H, W) uint8, the output
+    and its matte; `faces` (box, landmarks) detected on it; `dpi` what the file says; `chin` the one
+    face's menton (x, y) px as the dense landmarks read it, and `dense_roll` the roll of their eyes
+    (judged with its own, smaller uncertainty), where they ran; `others_alpha` with the photographed
+    background kept, the raw segmentation warped to the output (what else is salient behind the person)."""
 
     rgb: np.ndarray
     alpha: np.ndarray
     faces: list[tuple[tuple[float, float, float, float], np.ndarray]]
-    size: tuple[int, int]
     dpi: tuple[float, float] | None
-    expected_dpi: int
-    rules: Any
-    size_mm: tuple[float, float]
-    background: tuple[int, int, int] | None
-    gradient: bool = False
-    extended_mm: dict[str, float] = field(default_factory=dict)
-    missing_mm: dict[str, float] = field(default_factory=dict)
-    allowed_backgrounds: dict[str, tuple[int, int, int]] = field(default_factory=lambda: {"white": (255, 255, 255)})
+    chin: np.ndarray | None = None
+    dense_roll: float | None = None
     others_alpha: np.ndarray | None = None
-    applied: tuple[EditPolicy, ...] = ()
-    input_eye_distance_px: float | None = None
-    extra: tuple[Check, ...] = ()
+
+
+@dataclass(frozen=True)
+class Original:
+    """What the original photo says: its eye distance (px: the resolution line), the head's pose read on
+    it (the same head at a higher resolution, read once for every spec: the output's own reading gives
+    only the roll left after levelling), the lines judged on it (hands, expression, capture), and
+    whether the mouth and the eyes were judged."""
+
+    eye_distance_px: float | None = None
+    head_pose: Pose | None = None
+    lines: tuple[Check, ...] = ()
     mouth_judged: bool = False
     eyes_judged: bool = False
-    chin: np.ndarray | None = None
-    head_pose: Pose | None = None
-    dense_roll: float | None = None
-    authority_colours: bool = True  # False: no authority stands behind the spec (a custom size): the chosen colour
+
+
+@dataclass(frozen=True)
+class ReportInput:
+    """What the report judges: the finished photo read once (`written`), the spec it was made for
+    (`spec`: its size, `Rules` and allowed backgrounds; a custom size has no authority behind its
+    colours) at `dpi`, the background asked (None: the photographed one was kept, and is judged
+    against the spec's allowed colours), what the original says (`original`), how far the canvas was
+    extended and the photo falls short of the frame (mm per edge), the edits made (`applied`, as the
+    spec's policies), and where the photo was too tight for its frame, the rules it was framed for
+    (`tight_rules`: the failed rule lines say what to change, `rule_advice`)."""
+
+    written: Written
+    spec: PhotoSpec
+    dpi: int
+    background: tuple[int, int, int] | None
+    gradient: bool = False
+    original: Original = field(default_factory=Original)
+    extended_mm: dict[str, float] = field(default_factory=dict)
+    missing_mm: dict[str, float] = field(default_factory=dict)
+    applied: tuple[EditPolicy, ...] = ()
+    tight_rules: Any = None
 
 
 def report(given: ReportInput) -> list[Check]:
     """Measure the finished photo: every line of the report, in order (see `ReportInput`)."""
-    rgb, alpha, faces, chin = given.rgb, given.alpha, given.faces, given.chin
+    written, spec, original = given.written, given.spec, given.original
+    rgb, alpha, faces, chin, dpi = written.rgb, written.alpha, written.faces, written.chin, written.dpi
     height, width = rgb.shape[:2]
-    size, dpi, expected_dpi, rules = given.size, given.dpi, given.expected_dpi, given.rules
+    size, size_mm, rules, expected_dpi = (spec.width_px, spec.height_px), (spec.width_mm, spec.height_mm), spec.rules, given.dpi
     checks = [
         Check("pixel_size", f"{width}x{height}", f"{size[0]}x{size[1]}", (width, height) == size),
         Check(
@@ -544,41 +560,37 @@ def report(given: ReportInput) -> list[Check]:
         box, landmarks = faces[0]
         width_of = str(getattr(rules, "head_width_of", "face"))
         crown_meaning = str(getattr(rules, "crown", "hair"))
-        values = measure_output(alpha, landmarks, box, size_mm=given.size_mm, width_of=width_of,
+        values = measure_output(alpha, landmarks, box, size_mm=size_mm, width_of=width_of,
                                 crown_meaning=crown_meaning, chin=chin)
         uncertainty = reading_uncertainty(values, crown_meaning=crown_meaning, width_of=width_of, dense_chin=chin is not None)
-        lines = rule_checks(values, rules, crown_meaning=crown_meaning, uncertainty=uncertainty)
         other = other_top(crown_meaning)  # the top the spec does not measure to: what it says (crown_tops)
-        others = measure_output(alpha, landmarks, box, size_mm=given.size_mm, width_of=width_of, crown_meaning=other, chin=chin)
+        others = measure_output(alpha, landmarks, box, size_mm=size_mm, width_of=width_of, crown_meaning=other, chin=chin)
         other_u = reading_uncertainty(others, crown_meaning=other, width_of=width_of, dense_chin=chin is not None)
-        band = rules.head_height
-        lines = [judge_tops(line, ends=(band.low, band.high), other_mm=others["head_height"],
-                            other_uncertainty=other_u["head_height"], crown_meaning=crown_meaning,
-                            source=getattr(rules, "crown_source", None))
-                 if line.name == "head_height" else line for line in lines]
-        checks.extend(short_of_frame(lines, given.missing_mm))
+        checks.extend(rule_checks(values, rules, crown_meaning=crown_meaning, uncertainty=uncertainty,
+                                  other_head=(others["head_height"], other_u["head_height"]),
+                                  missing_mm=given.missing_mm, tight_rules=given.tight_rules))
         seen = estimate_pose(landmarks)
-        head_pose = given.head_pose
+        head_pose = original.head_pose
         pose = seen if head_pose is None else Pose(yaw=head_pose.yaw, pitch=head_pose.pitch, roll=seen.roll)
-        pose, roll_uncertainty = with_dense_roll(pose, given.dense_roll)  # the 68 points' eyes, where they ran
+        pose, roll_uncertainty = with_dense_roll(pose, written.dense_roll)  # the 68 points' eyes, where they ran
         checks.extend(pose_checks(pose, rules, roll_uncertainty=roll_uncertainty))
-        if given.input_eye_distance_px is not None:
-            checks.append(resolution_check(input_eye_distance_px=given.input_eye_distance_px,
+        if original.eye_distance_px is not None:
+            checks.append(resolution_check(input_eye_distance_px=original.eye_distance_px,
                                            output_eye_distance_px=eye_distance(landmarks)))
-    checks.extend(given.extra)
+    checks.extend(original.lines)
     if given.background is None:
         chin_y = None if len(faces) != 1 else chin_row(faces[0][1], chin)
-        others = alpha if given.others_alpha is None else given.others_alpha
+        others = alpha if written.others_alpha is None else written.others_alpha
         backdrop = measure_backdrop(rgb, alpha, others, chin_y=chin_y)
-        checks.extend(photographed_background_checks(backdrop, allowed=given.allowed_backgrounds,
+        checks.extend(photographed_background_checks(backdrop, allowed=spec.background_colours,
                                                      other_faces=max(0, len(faces) - 1)))
     else:
         checks.extend(background_checks(rgb, alpha, colour=given.background, gradient=given.gradient,
-                                        allowed=given.allowed_backgrounds if given.authority_colours else None))
+                                        allowed=spec.background_colours if spec.id != "custom" else None))
     frame = frame_check(given.missing_mm)
     if frame is not None:
         checks.append(frame)
     checks.append(extension_check(given.extended_mm))
     checks.extend(edit_checks(list(given.applied)))
-    checks.extend(not_checked(mouth_judged=given.mouth_judged, eyes_judged=given.eyes_judged))
+    checks.extend(not_checked(mouth_judged=original.mouth_judged, eyes_judged=original.eyes_judged))
     return checks

@@ -20,13 +20,13 @@ band the solver places by is narrowed to the sizes that put both tops inside it,
 measure lands inside its band and the other top with it; where it does not fit (hair taller than
 the band allows), the authority's measure stays in the middle of its own band.
 
-Pure functions; the check objects are the report's `Check` (changed with `dataclasses.replace`).
+Pure functions: the report's line itself is `compliance.rule_checks`'s, its advice `rule_advice`'s.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .head import Head, skull_top
@@ -69,31 +69,43 @@ def band_verdict(value: float, ends: tuple[float, float], uncertainty: float) ->
     return None if uncertainty > 0 else miss <= 1e-9
 
 
-def judge_tops(check: Any, *, ends: tuple[float, float], other_mm: float | None, other_uncertainty: float,
-               crown_meaning: str, source: Any) -> Any:
-    """The head-height line `check` (measured to `measured_top(crown_meaning)`), with which top it
-    measured and by whose words, the other top's reading (`other_mm`, mm, good to `other_uncertainty`)
-    in its `tops`, and the verdict of the module's docstring."""
+@dataclass(frozen=True)
+class TopsVerdict:
+    """The head-height line read to both tops: the words to add to its `allowed` (which top, by whose
+    words), the `tops` it shows (None where the other top was not read), its verdict (`passed`),
+    and for its advice the two tops' readings (`said`: a failed line says them after what to
+    change) or, where the tops fall on both sides of the band, the whole advice (`split`)."""
+
+    allowed: str
+    tops: dict | None
+    passed: bool | None
+    said: str | None = None
+    split: str | None = None
+
+
+def judge_tops(value: float | None, passed: bool | None, *, ends: tuple[float, float], other_mm: float | None,
+               other_uncertainty: float, crown_meaning: str, source: Any) -> TopsVerdict:
+    """The head-height line reading `value` mm to `measured_top(crown_meaning)`, judged `passed` on
+    it, with the other top's reading (`other_mm`, mm, good to `other_uncertainty`): the verdict of the
+    module's docstring."""
     measured, other = measured_top(crown_meaning), other_top(crown_meaning)
-    allowed = f"{check.allowed}; measured to {TOP_WORDS[measured]}: {words_of(source)}"
-    if other_mm is None or check.value is None:
-        return replace(check, allowed=allowed)
-    tops = {"measured": measured, measured: check.value, other: round(other_mm, 2),
+    allowed = f"; measured to {TOP_WORDS[measured]}: {words_of(source)}"
+    if other_mm is None or value is None:
+        return TopsVerdict(allowed, None, passed)
+    tops = {"measured": measured, measured: value, other: round(other_mm, 2),
             "words": "none" if source is None else source.kind}
     other_passed = band_verdict(other_mm, ends, other_uncertainty)
-    said = (f"To {TOP_WORDS[measured]} the head is {check.value:.1f} mm; to {TOP_WORDS[other]} it is {other_mm:.1f} mm "
+    said = (f"To {TOP_WORDS[measured]} the head is {value:.1f} mm; to {TOP_WORDS[other]} it is {other_mm:.1f} mm "
             f"(allowed {ends[0]:g}-{ends[1]:g} mm).")
     if settled_by_words(crown_meaning, source) or other_passed is not False:
-        if check.passed is False and other_passed is True:
-            return replace(check, allowed=allowed, tops=tops, advice=f"{check.advice} {said}")
-        return replace(check, allowed=allowed, tops=tops)
-    if check.passed is False:
-        return replace(check, allowed=allowed, tops=tops, advice=f"{check.advice} {said}")
+        return TopsVerdict(allowed, tops, passed, said=said if passed is False and other_passed is True else None)
+    if passed is False:
+        return TopsVerdict(allowed, tops, passed, said=said)
     whose = ("the authority measures to the crown of the head, which no one can see under the hair"
              if measured == "skull" else "the authority's words do not say which top it measures to")
-    advice = (f"{said} The two tops fall on both sides of the band and {whose}: an officer who measures to "
-              f"{TOP_WORDS[other]} would refuse it. To be sure, {SPLIT_FIX}.")
-    return replace(check, allowed=allowed, tops=tops, passed=None, advice=advice, broken_by=None)
+    split = (f"{said} The two tops fall on both sides of the band and {whose}: an officer who measures to "
+             f"{TOP_WORDS[other]} would refuse it. To be sure, {SPLIT_FIX}.")
+    return TopsVerdict(allowed, tops, None, split=split)
 
 
 def other_top_height(head: Head, crown_meaning: str) -> float | None:

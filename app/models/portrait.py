@@ -8,7 +8,7 @@ per shape; the wide lane's first run at a shape draws on the arena the narrow on
 no slower than its next: bench/cold.py). A photo is scaled to fit the shape that
 wastes the least of it and padded by reflection; the padding is cut off the output before the alpha
 goes back to the photo's size. The colours under the soft edges are estimated at the network's
-size and carried to the photo's (app/imaging/matting.py), so a cut-out's hair holds none of the old
+size and carried to the photo's (app/imaging/matte_edges.py), so a cut-out's hair holds none of the old
 background's colour.
 """
 
@@ -21,7 +21,7 @@ from typing import Self
 import numpy as np
 
 from ..imaging.resample import resize_alpha, resize_rgb
-from ..imaging.matting import decontaminate, edge_colours, fit_shape, pad_to
+from ..imaging.matte_edges import decontaminate, edge_colours, fit_shape, pad_to
 from .base import SessionFactory, warmup_card
 from .segmentation import AlphaMatting, Matte, Segmenter
 from .sessions import current_lane
@@ -118,7 +118,7 @@ class PortraitMatte:
         return Matte(alpha=alpha, foreground=decontaminate(rgb, alpha, edge_colours(seen, small_alpha)))
 
 
-Matter = Segmenter | PortraitMatte
+MattingModel = Segmenter | PortraitMatte
 """A segmentation model as the pipelines use it: `matte(rgb, *, max_side, alpha_matting=None,
 decontaminate_edges=...) -> Matte` (`decontaminate_edges`: the person's own colours under the soft
 edges as the foreground; the portrait matte does it by default, rembg's models do not)."""

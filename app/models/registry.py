@@ -25,7 +25,7 @@ from .checksums import expected_checksum, install_command
 from .insight import ArcFace, GenderAge, Landmark106, Scrfd, Swapper
 from .landmarks68 import Landmarks68
 from .manifest import MANIFEST, ModelSpec, Role, get_spec
-from .portrait import Matter, PortraitMatte
+from .portrait import MattingModel, PortraitMatte
 from .segmentation import Segmenter
 from .sessions import CPU, Lanes, Providers, active_provider, create_session
 
@@ -246,13 +246,13 @@ class Registry:
         found = self.find_named(Landmarks68)
         return None if found is None else found[1]
 
-    def segmenter(self, name: str) -> Matter:
+    def segmenter(self, name: str) -> MattingModel:
         model = self.get(name).model
-        if not isinstance(model, Matter):
+        if not isinstance(model, MattingModel):
             raise ModelNotLoaded(f"model {name!r} is not a segmentation model")
         return model
 
-    def portrait_mattes(self, portrait: str, general: str) -> tuple[Matter, Matter | None]:
+    def portrait_mattes(self, portrait: str, general: str) -> tuple[MattingModel, MattingModel | None]:
         """(the matte of photos with a face, the one that stands in where it misses the face): the
         `portrait` model, and the `general` one when it differs and is loaded, else None."""
         fallback = self.segmenter(general) if general != portrait and general in self else None

@@ -24,7 +24,7 @@ from rembg.sessions.base import BaseSession
 from pymatting import estimate_alpha_cf, estimate_foreground_ml
 
 from ..errors import TooCostly
-from ..imaging.matting import UNKNOWN, matting_trimap
+from ..imaging.matte_edges import UNKNOWN, matting_trimap
 from ..imaging.resample import resize_alpha, resize_rgb, working_size
 from .base import SessionFactory, warmup_card
 

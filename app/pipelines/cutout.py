@@ -1,12 +1,12 @@
 """The cut-out pipeline: segment a photo, then a transparent cut-out, a mask, or a new background
-(which model mattes a photo that names none: app/pipelines/mattes.py)."""
+(which model mattes a photo that names none: app/pipelines/matte_choice.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..imaging.compose import RGB, cutout, flatten, smooth_mask
-from ..models.portrait import Matter
+from ..models.portrait import MattingModel
 from ..models.segmentation import AlphaMatting, Matte
 from ..timings import Timings
 
@@ -27,7 +27,7 @@ def compose(matte: Matte, *, only_mask: bool = False, background: RGB | None = N
 def cut_out(
     rgb: np.ndarray,
     *,
-    segmenter: Matter,
+    segmenter: MattingModel,
     max_side: int,
     timings: Timings,
     alpha_matting: AlphaMatting | None = None,

@@ -14,7 +14,7 @@ from ..models.landmarks68 import Landmarks68, menton, mouth_openness
 from ..models.registry import FaceDetector
 from ..specs import PhotoSpec
 from ..timings import Timings
-from .sitter import people
+from .face_reading import people
 
 
 @dataclass(frozen=True)

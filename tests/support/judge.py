@@ -185,7 +185,7 @@ def pose_consistency(detector, photos: dict[str, np.ndarray]) -> dict[str, objec
     (yaw + mirrored yaw, ...), one reading's (that / sqrt 2), and twice that (about 95 %), which
     app.imaging.pose.UNCERTAINTY_DEG must cover."""
     from app.imaging.pose import estimate_pose
-    from app.pipelines.sitter import refine
+    from app.pipelines.face_reading import refine
 
     def pose(rgb: np.ndarray):
         faces = detector.detect(np.ascontiguousarray(rgb))

@@ -53,8 +53,8 @@ class Sitter:
 def corpus_sitters(model_home: Path) -> tuple[Sitter, ...]:
     """Every frontal or raised-hand portrait of the corpus (labels "photo" and "hands"), matted once."""
     from app.imaging.people import keep_person
-    from app.pipelines.mattes import matte_holding_face
-    from app.pipelines.sitter import choose_face, people, refine, same_face
+    from app.pipelines.matte_choice import matte_holding_face
+    from app.pipelines.face_reading import choose_face, people, refine, same_face
     from app.timings import Timings
 
     corpus.fetch(None)  # fails, never skips, where the archives cannot be fetched

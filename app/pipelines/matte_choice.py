@@ -3,7 +3,7 @@
 The portrait matte (MODNet) first; where its matte does not hold the face the detector found
 (`covers_face`: on an out-of-focus portrait it returns next to nothing), the general one (u2net).
 A cut-out that names no model takes the portrait matte only when a face is found (`default_matte`);
-bench/matte.py measures both models. The ID photo's matte step (`matte`) is the portrait matte with
+bench/matte.py measures both models. The ID photo's matte step (`matte_person`) is the portrait matte with
 the sitter kept alone.
 """
 
@@ -14,14 +14,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..imaging.people import covers_face, keep_person
-from ..models.portrait import Matter
+from ..models.portrait import MattingModel
 from ..models.segmentation import AlphaMatting, Matte
 from ..timings import Timings
-from .sitter import Sitter
+from .face_reading import FaceReading
 
 
-def matte_holding_face(rgb: np.ndarray, box: tuple[float, float, float, float], *, portrait: Matter,
-                       fallback: Matter | None, max_side: int, alpha_matting: AlphaMatting | None = None,
+def matte_holding_face(rgb: np.ndarray, box: tuple[float, float, float, float], *, portrait: MattingModel,
+                       fallback: MattingModel | None, max_side: int, alpha_matting: AlphaMatting | None = None,
                        timings: Timings | None = None, edge_colours: bool = True) -> tuple[Matte, str]:
     """The matte of (H, W, 3) uint8 `rgb` by `portrait`, or by `fallback` where that one does not
     hold the face in `box`; and the name of the model that made it. Without `edge_colours` no model
@@ -36,7 +36,7 @@ def matte_holding_face(rgb: np.ndarray, box: tuple[float, float, float, float], 
     return fallback.matte(rgb, max_side=max_side, **plain), fallback.name
 
 
-def default_matte(rgb: np.ndarray, *, detector: object | None, portrait: Matter, general: Matter, max_side: int,
+def default_matte(rgb: np.ndarray, *, detector: object | None, portrait: MattingModel, general: MattingModel, max_side: int,
                   timings: Timings) -> tuple[Matte, str]:
     """The matte of a photo whose request names no model, and the model that made it: the portrait
     matte when `detector` (any face detector; None: not loaded) finds a face and that matte holds
@@ -57,7 +57,7 @@ def default_matte(rgb: np.ndarray, *, detector: object | None, portrait: Matter,
 
 
 @dataclass(frozen=True)
-class Matted:
+class PersonMatte:
     """The matte step's answer: the sitter's matte `alpha` (H, W) uint8 (other people cut away), the
     model's own matte `raw` (everyone salient), the `foreground` (H, W, 3) uint8 RGB the model gave
     (the photo's own pixels: the colours under soft edges are estimated on the output, `background`),
@@ -69,11 +69,11 @@ class Matted:
     matted_by: str
 
 
-def matte(rgb: np.ndarray, sitter: Sitter, *, segmenter: Matter, fallback: Matter | None, max_side: int,
-          alpha_matting: AlphaMatting | None, timings: Timings) -> Matted:
+def matte_person(rgb: np.ndarray, face: FaceReading, *, segmenter: MattingModel, fallback: MattingModel | None,
+                 max_side: int, alpha_matting: AlphaMatting | None, timings: Timings) -> PersonMatte:
     """The matte step: the portrait matte (or `fallback` where it misses the face), the sitter kept."""
-    found, matted_by = matte_holding_face(rgb, tuple(sitter.face.box), portrait=segmenter, fallback=fallback,
+    found, matted_by = matte_holding_face(rgb, tuple(face.face.box), portrait=segmenter, fallback=fallback,
                                           max_side=max_side, alpha_matting=alpha_matting, timings=timings,
                                           edge_colours=False)
-    alpha = keep_person(found.alpha, sitter.face.box, sitter.others, rgb=rgb)
-    return Matted(alpha=alpha, raw=found.alpha, foreground=found.foreground, matted_by=matted_by)
+    alpha = keep_person(found.alpha, face.face.box, face.others, rgb=rgb)
+    return PersonMatte(alpha=alpha, raw=found.alpha, foreground=found.foreground, matted_by=matted_by)

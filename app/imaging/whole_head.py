@@ -7,7 +7,7 @@ hair. A person then sees a cropped scalp. `keep_whole_head` moves the frame up (
 frame, so the eye line stays level) until the top of the hair, as the person matte reads it, sits
 CROWN_GAP of the output's height below the top edge: as far as the photo allows where nothing may
 be painted in. The lines that can then no longer be met (the eye line, the crown margin, the head's
-size) fail on the output, and `app.imaging.retake` says what to change when taking the photo again.
+size) fail on the output, and `app.imaging.rule_advice` says what to change when taking the photo again.
 
 Pure functions; coordinates as in `placement` (upright px, output px, input px).
 """

@@ -1,9 +1,10 @@
-"""The ID photo's first steps on the input: the people and the sitter's landmarks, then the level.
+"""The ID photo's first steps on the input: the face read (the people, the sitter's landmarks and
+pose), then the level.
 
 Face reading lives here, and only here: the detector's first reading, the landmarks read again
 on close-ups of several sizes (`refine`), the 68 dense landmarks where that net is loaded, the
-roll estimate (`estimate_roll`), and the same reading on the output (`read_output`) that decides
-whether the level needs a second pass (`relevel`).
+roll estimate (`estimate_roll`), and the same reading on a draft of the output (`read_faces_on`)
+from which the frame step corrects the level (`correct_level`) where the eye line still leans.
 """
 
 from __future__ import annotations
@@ -20,24 +21,24 @@ from ..imaging.pose import Pose, estimate_pose
 from ..models.faces import Face
 from ..models.landmarks68 import Landmarks68, menton
 from ..models.registry import FaceDetector
-from ..specs import Edit, PhotoSpec
+from ..specs import Edit
 
 FaceMode = Literal["single", "largest"]
 PEOPLE_MIN_WIDTH = 0.4  # faces narrower than this share of the largest face are not counted as people
 REFINE_CONTEXTS = (1.6, 2.2, 3.0, 4.0)  # the refining crops' sides, in face sizes
 LEVEL_CONTEXT = 2.5  # the levelled copy's half side, in face sizes
-RELEVEL_DEG = 1.0  # an output whose eye line still leans more than this gets a second levelling pass
-RELEVEL_MAX = 3.0  # degrees: the second pass corrects at most this much (the first reading had two estimates)
+LEANING_DEG = 1.0  # an output whose eye line still leans more than this has its level corrected
+CORRECTION_MAX = 3.0  # degrees: the correction is at most this much (the first reading had two estimates)
 LEVEL_APPLIED_DEG = 0.05  # a rotation smaller than this is no levelling
 
 
 @dataclass(frozen=True)
-class Sitter:
-    """The people step's answer. `face`: the chosen face, its landmarks refined (input px);
-    `people`: every face that counts as a person (`people`), the chosen one among them; `detected`:
-    every face the detector found (posters and faces far behind too); `dense`:
-    the 68 landmarks where that net ran, with `chin` their menton (x, y) px; `pose`: the head's
-    yaw, pitch and roll read on the input."""
+class FaceReading:
+    """The face step's answer: the people in the photo and the sitter. `face`: the chosen face, its
+    landmarks refined (input px); `people`: every face that counts as a person (`people`), the chosen
+    one among them; `detected`: every face the detector found (posters and faces far behind too);
+    `dense`: the 68 landmarks where that net ran, with `chin` their menton (x, y) px; `pose`: the
+    head's yaw, pitch and roll read on the input."""
 
     face: Face
     people: tuple[Face, ...]
@@ -62,8 +63,9 @@ class Sitter:
 
 
 @dataclass(frozen=True)
-class Level:
-    """The level step's answer: the roll (degrees) the output is levelled by, and the edit."""
+class Levelled:
+    """The roll (degrees) the output is levelled by, and the level edit: the level step's estimate,
+    or the frame step's, corrected on a draft of the output."""
 
     roll: float
     edit: Edit
@@ -131,13 +133,13 @@ def refine(detector: FaceDetector, rgb: np.ndarray, face: Face, *, fill: tuple[i
     return _median_face(readings) if readings else face
 
 
-def find_sitter(rgb: np.ndarray, *, detector: FaceDetector, mode: FaceMode, landmarker: Landmarks68 | None) -> Sitter:
-    """The people step: (H, W, 3) uint8 RGB in, the sitter out. NoFace or PhotoRejected(face_count)
+def read_face(rgb: np.ndarray, *, detector: FaceDetector, mode: FaceMode, landmarker: Landmarks68 | None) -> FaceReading:
+    """The face step: (H, W, 3) uint8 RGB in, the sitter out. NoFace or PhotoRejected(face_count)
     where the photo shows no one, or more than one person and `mode` is "single"."""
     found = detector.detect(rgb)
     face = refine(detector, rgb, choose_face(found, mode))
     dense = None if landmarker is None else landmarker.landmarks(rgb, face.box)
-    return Sitter(face=face, people=tuple(people(found)), detected=tuple(found), dense=dense,
+    return FaceReading(face=face, people=tuple(people(found)), detected=tuple(found), dense=dense,
                   chin=None if dense is None else menton(dense), pose=estimate_pose(face.landmarks))
 
 
@@ -145,7 +147,7 @@ def estimate_roll(detector: FaceDetector, rgb: np.ndarray, face: Face) -> float:
     """The face's roll in degrees from two estimates: the refined landmarks, and landmarks read
     again (at several crop sizes) on a copy levelled by that first estimate (a detector is most
     precise on an upright face; what it still sees there is the first estimate's error). The two
-    estimates are averaged; the output's own reading (`read_output`, `relevel`) takes what is left."""
+    estimates are averaged; the output's own reading (`read_faces_on`, `correct_level`) takes what is left."""
     first = roll_degrees(face.landmarks)
     window = levelled_window(rgb, centre=eye_midpoint(face.landmarks), half=LEVEL_CONTEXT * max(face.width, face.height),
                              degrees=first)
@@ -159,16 +161,15 @@ def estimate_roll(detector: FaceDetector, rgb: np.ndarray, face: Face) -> float:
     return (first + second) / 2.0
 
 
-def level(rgb: np.ndarray, sitter: Sitter, *, detector: FaceDetector, spec: PhotoSpec) -> Level:
-    """The level step: the roll the output is levelled by (`estimate_roll`) where the spec levels,
-    else 0; its edit is done where the rotation is at least LEVEL_APPLIED_DEG."""
-    edit = Edit(spec.edit("level"), applies=spec.edit("level").apply)
-    roll = estimate_roll(detector, rgb, sitter.face) if edit.applies else 0.0
-    return Level(roll, edit.did(abs(roll) >= LEVEL_APPLIED_DEG))
+def estimate_level(rgb: np.ndarray, face: FaceReading, *, detector: FaceDetector, edit: Edit) -> Levelled:
+    """The level step: the roll the output is levelled by (`estimate_roll`) where the level `edit`
+    applies, else 0; the edit is done where the rotation is at least LEVEL_APPLIED_DEG."""
+    roll = estimate_roll(detector, rgb, face.face) if edit.applies else 0.0
+    return Levelled(roll, edit.did(abs(roll) >= LEVEL_APPLIED_DEG))
 
 
-def read_output(detector: FaceDetector, pixels: np.ndarray, background: tuple[int, int, int] | None) -> list[Face]:
-    """The people on the output (one run over the whole output); for one face, its landmarks read
+def read_faces_on(detector: FaceDetector, pixels: np.ndarray, background: tuple[int, int, int] | None) -> list[Face]:
+    """The people on the output (or a draft of it) (one run over the whole output); for one face, its landmarks read
     again as `refine` reads them on the input (crops of several face sizes, one run), with the
     background colour past the output's edges. With other than one face, the plain reading."""
     found = people(detector.detect(pixels))
@@ -177,14 +178,14 @@ def read_output(detector: FaceDetector, pixels: np.ndarray, background: tuple[in
     return [refine(detector, pixels, found[0], fill=background)]
 
 
-def relevel(first: Level, on_output: list[Face]) -> Level | None:
-    """The level's second pass, where the output read with one face (`read_output`) still leans
-    more than RELEVEL_DEG: the roll corrected by what is left (at most RELEVEL_MAX). None where
-    no second pass is needed (or the spec does not level)."""
+def correct_level(first: Levelled, on_output: list[Face]) -> Levelled | None:
+    """The level corrected where the output read with one face (`read_faces_on`) still leans more
+    than LEANING_DEG: the roll plus what is left (at most CORRECTION_MAX). None where it needs no
+    correction (or the level does not apply)."""
     if not first.edit.applies or len(on_output) != 1:
         return None
     residual = roll_degrees(on_output[0].landmarks)
-    if abs(residual) <= RELEVEL_DEG:
+    if abs(residual) <= LEANING_DEG:
         return None
-    roll = first.roll + float(np.clip(residual, -RELEVEL_MAX, RELEVEL_MAX))
-    return Level(roll, first.edit.did(abs(roll) >= LEVEL_APPLIED_DEG))
+    roll = first.roll + float(np.clip(residual, -CORRECTION_MAX, CORRECTION_MAX))
+    return Levelled(roll, first.edit.did(abs(roll) >= LEVEL_APPLIED_DEG))
