@@ -99,6 +99,7 @@ def frontal(model_home: Path) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndar
     the service mattes (tests/support/sitters.py)."""
     return {s.portrait.name: (s.rgb, s.alpha, s.face.landmarks) for s in corpus_sitters(model_home) if s.portrait.expect == "photo"}
 
+
 def test_hoppers_cap_is_caught_and_bare_heads_are_not(frontal: dict) -> None:
     """hopper's navy cap fails; of the other frontal portraits none fails, at most two are
     undecided (measured: one, party-talking, whose friend's knee stands above her hair)."""
