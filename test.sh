@@ -34,5 +34,7 @@ if [ -n "$missing" ]; then
 fi
 export PATH="$PATH:/usr/sbin"  # nginx lives in /usr/sbin, outside an unprivileged user's PATH
 # One test process per core, at most 4 (pytest-xdist), each taking whole files (--dist loadfile): a
-# file's module-scoped server is started once. `./test.sh -n 0` runs in one process.
-exec "$VENV/bin/python" -m pytest -n auto --maxprocesses 4 --dist loadfile "$@"
+# file's module-scoped server is started once. The files go out in the order collected, the long ones
+# first (tests/conftest.py); xdist's own order, by number of tests, would leave the few long server
+# tests for last. `./test.sh -n 0` runs in one process.
+exec "$VENV/bin/python" -m pytest -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder "$@"
