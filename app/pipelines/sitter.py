@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import NoFace, PhotoRejected
 from ..imaging.closeups import close_ups, levelled_window
+from ..imaging.dense_pose import head_pose
 from ..imaging.head import eye_distance, eye_midpoint, roll_degrees
 from ..imaging.pose import Pose, estimate_pose
 from ..models.faces import Face
@@ -138,7 +139,7 @@ def find_sitter(rgb: np.ndarray, *, detector: FaceDetector, mode: FaceMode, land
     face = refine(detector, rgb, choose_face(found, mode))
     dense = None if landmarker is None else landmarker.landmarks(rgb, face.box)
     return Sitter(face=face, people=tuple(people(found)), detected=tuple(found), dense=dense,
-                  chin=None if dense is None else menton(dense), pose=estimate_pose(face.landmarks))
+                  chin=None if dense is None else menton(dense), pose=head_pose(estimate_pose(face.landmarks), dense))
 
 
 def estimate_roll(detector: FaceDetector, rgb: np.ndarray, face: Face) -> float:
