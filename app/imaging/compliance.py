@@ -253,13 +253,14 @@ def rule_checks(values: dict[str, float | None], rules: Any, *, crown_meaning: s
 
 def pose_checks(pose: Pose, rules: Any, *, roll_uncertainty: float | None = None) -> list[Check]:
     """Yaw, pitch and roll against the spec's limits, judged with the estimate's uncertainty
-    (`pose.judge`; the roll's is `roll_uncertainty` where given: `dense_roll`): a line the estimate
-    cannot decide has pass None and asks the person to check."""
+    (`pose.judge`; `Pose.uncertainty`: the 68-point fit's where it ran, `dense_pose`; the roll's is
+    `roll_uncertainty` where given: `dense_roll`): a line the estimate cannot decide has pass None
+    and asks the person to check."""
     limits = (("yaw_degrees", "yaw", pose.yaw, rules.max_yaw_deg), ("pitch_degrees", "pitch", pose.pitch, rules.max_pitch_deg),
               ("roll_degrees", "roll", pose.roll, rules.max_roll_deg))
     out = []
     for name, axis, value, limit in limits:
-        margin = roll_uncertainty if axis == "roll" and roll_uncertainty is not None else UNCERTAINTY_DEG[axis]
+        margin = roll_uncertainty if axis == "roll" and roll_uncertainty is not None else pose.uncertainty(axis)
         passed = judge(value, limit, margin)
         allowed = f"<= {limit:g} either way (the estimate is good to +-{margin:g}: beyond {limit + margin:g} it fails)"
         if passed is None:
@@ -571,7 +572,7 @@ def report(given: ReportInput) -> list[Check]:
                                   missing_mm=given.missing_mm, tight_rules=given.tight_rules))
         seen = estimate_pose(landmarks)
         head_pose = original.head_pose
-        pose = seen if head_pose is None else Pose(yaw=head_pose.yaw, pitch=head_pose.pitch, roll=seen.roll)
+        pose = seen if head_pose is None else replace(head_pose, roll=seen.roll)  # keeps its yaw's own uncertainty
         pose, roll_uncertainty = with_dense_roll(pose, written.dense_roll)  # the 68 points' eyes, where they ran
         checks.extend(pose_checks(pose, rules, roll_uncertainty=roll_uncertainty))
         if original.eye_distance_px is not None:

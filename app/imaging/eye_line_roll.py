@@ -20,6 +20,7 @@ Pure: (68, 2) points in, degrees out (positive when the eye on the image's right
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -39,4 +40,4 @@ def with_dense_roll(pose: Pose, dense_roll: float | None) -> tuple[Pose, float |
     else (`pose`, None: the 5-point roll keeps its own uncertainty)."""
     if dense_roll is None:
         return pose, None
-    return Pose(yaw=pose.yaw, pitch=pose.pitch, roll=dense_roll), DENSE_ROLL_UNCERTAINTY_DEG
+    return replace(pose, roll=dense_roll), DENSE_ROLL_UNCERTAINTY_DEG

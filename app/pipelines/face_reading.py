@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import NoFace, PhotoRejected
 from ..imaging.closeups import close_ups, levelled_window
+from ..imaging.dense_pose import head_pose
 from ..imaging.head import eye_distance, eye_midpoint, roll_degrees
 from ..imaging.pose import Pose, estimate_pose
 from ..models.faces import Face
@@ -140,7 +141,7 @@ def read_face(rgb: np.ndarray, *, detector: FaceDetector, mode: FaceMode, landma
     face = refine(detector, rgb, choose_face(found, mode))
     dense = None if landmarker is None else landmarker.landmarks(rgb, face.box)
     return FaceReading(face=face, people=tuple(people(found)), detected=tuple(found), dense=dense,
-                  chin=None if dense is None else menton(dense), pose=estimate_pose(face.landmarks))
+                       chin=None if dense is None else menton(dense), pose=head_pose(estimate_pose(face.landmarks), dense))
 
 
 def estimate_roll(detector: FaceDetector, rgb: np.ndarray, face: Face) -> float:
