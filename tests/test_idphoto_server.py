@@ -322,7 +322,12 @@ def test_resume_replaces_the_background_and_can_be_compliant(server: Server) -> 
     assert "replace_background" in [e["operation"] for e in report["edits"]]
     assert all(e["allowed"] is None and e["source"] is None for e in report["edits"])
     assert 0.2 < report["unphotographed_share"] < 0.9
-    assert report["compliant"] is True, [c for c in report["checks"] if c["pass"] is False]
+    assert [c for c in report["checks"] if c["pass"] is False] == []
+    # the 68 points read his head turned about 9 degrees, good to +-5: that line asks for a look, and
+    # nothing of the background's replacement or the extended canvas stands in the way
+    undecided = {c["name"] for c in report["checks"] if c["pass"] is None and not c["name"].startswith("not_checked")}
+    assert undecided <= {"yaw_degrees"}, undecided
+    assert report["compliant"] is (not undecided)
 
 
 @pytest.mark.parametrize(("rows", "edge"), [((0, 160), "bottom"), ((40, 512), "top")])
