@@ -15,6 +15,7 @@ from app.imaging.eye_line_roll import DENSE_ROLL_UNCERTAINTY_DEG, eye_line_roll,
 from app.imaging.pose import UNCERTAINTY_DEG, Pose
 from app.specs import get_spec
 from tests.support import corpus
+from tests.support.pose_readings import load_models
 
 pytestmark = pytest.mark.heavy  # the corpus through the models: collected first (conftest.py)
 
@@ -53,24 +54,9 @@ def test_the_dense_roll_uncertainty_covers_the_corpus(model_home: Path) -> None:
     """Each corpus portrait with one face and its mirror image: the dense eyes' rolls must be
     opposite; twice one reading's spread (about 95 %) must stay within DENSE_ROLL_UNCERTAINTY_DEG
     (measured when it was set: 2.5 on 44 portraits, the 5 points 4.2; the constant rounds it up)."""
-    import onnxruntime as ort
-
-    from app.models.centerface import CenterFace, make_dims_dynamic
-    from app.models.fetch import fetch, inspect
-    from app.models.landmarks68 import Landmarks68
-    from app.models.manifest import get_spec as model_spec
-    from app.models.sessions import Providers, create_session
     from app.pipelines.face_reading import refine
 
-    spec = model_spec("landmarks68")
-    if not inspect(spec, model_home, verify_hash=False).ok:
-        fetch(spec, model_home, progress=False)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    landmarker = Landmarks68(ort.InferenceSession(str(model_home / spec.filename), options,
-                                                  providers=["CPUExecutionProvider"]))
-    detector = CenterFace(create_session(make_dims_dynamic((model_home / "centerface.onnx").read_bytes()),
-                                         providers=Providers(("CPUExecutionProvider",)), label="test"))
+    detector, landmarker = load_models(model_home)
     corpus.fetch(None)  # fails, never skips, where the archives cannot be fetched
 
     def roll(rgb: np.ndarray) -> float | None:

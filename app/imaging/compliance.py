@@ -35,7 +35,7 @@ from .people import PERSON_LINK
 from .eye_line_roll import with_dense_roll
 from .pose import UNCERTAINTY_DEG, Pose, estimate_pose, judge
 from .rule_advice import rule_advice
-from .solver import RULE_NAMES, band_miss, band_slack
+from .solver import RULE_NAMES, band_miss, band_slack, judge_band
 from .wording import (
     ADVICE,
     CAPTURE_SOURCES,
@@ -194,17 +194,6 @@ def reading_uncertainty(values: dict[str, float | None], *, crown_meaning: str, 
     if width_of == "face" and values.get("head_width") is not None:
         out["head_width"] = FACE_WIDTH_UNCERTAINTY * float(values["head_width"])  # type: ignore[arg-type]
     return out
-
-
-def judge_band(value: float, ends: tuple[float, float], uncertainty: float) -> bool | None:
-    """True inside the band by more than `uncertainty`, False outside it by more than that, None
-    within `uncertainty` of an end (the reading cannot tell which side it is on)."""
-    miss = band_miss(value, ends)
-    if miss > uncertainty + 1e-9:
-        return False
-    if miss <= 1e-9 and band_slack(value, ends) > uncertainty:
-        return True
-    return None if uncertainty > 0 else miss <= 1e-9
 
 
 def rule_checks(values: dict[str, float | None], rules: Any, *, crown_meaning: str = "hair",

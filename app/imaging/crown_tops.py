@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .head import Head, skull_top
-from .solver import band_miss, band_slack
+from .solver import judge_band
 
 TOP_WORDS = {"hair": "the top of the hair", "skull": "the crown of the head (the skull under the hair)"}
 SPLIT_FIX = ("wear the hair flatter or tied back, or take off a hat or cap that is not worn for religious or medical "
@@ -59,16 +59,6 @@ def words_of(source: Any) -> str:
     return f"{source.title}: \u201c{source.quote}\u201d ({source.kind})"
 
 
-def band_verdict(value: float, ends: tuple[float, float], uncertainty: float) -> bool | None:
-    """As `compliance.judge_band`: True inside by more than `uncertainty`, False outside by more, None between."""
-    miss = band_miss(value, ends)
-    if miss > uncertainty + 1e-9:
-        return False
-    if miss <= 1e-9 and band_slack(value, ends) > uncertainty:
-        return True
-    return None if uncertainty > 0 else miss <= 1e-9
-
-
 @dataclass(frozen=True)
 class TopsVerdict:
     """The head-height line read to both tops: the words to add to its `allowed` (which top, by whose
@@ -94,7 +84,7 @@ def judge_tops(value: float | None, passed: bool | None, *, ends: tuple[float, f
         return TopsVerdict(allowed, None, passed)
     tops = {"measured": measured, measured: value, other: round(other_mm, 2),
             "words": "none" if source is None else source.kind}
-    other_passed = band_verdict(other_mm, ends, other_uncertainty)
+    other_passed = judge_band(other_mm, ends, other_uncertainty)
     said = (f"To {TOP_WORDS[measured]} the head is {value:.1f} mm; to {TOP_WORDS[other]} it is {other_mm:.1f} mm "
             f"(allowed {ends[0]:g}-{ends[1]:g} mm).")
     if settled_by_words(crown_meaning, source) or other_passed is not False:

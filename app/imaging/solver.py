@@ -208,6 +208,17 @@ def band_slack(value: float, ends: tuple[float, float]) -> float:
     return min(value - low, high - value)
 
 
+def judge_band(value: float, ends: tuple[float, float], uncertainty: float) -> bool | None:
+    """True inside the band by more than `uncertainty`, False outside it by more than that, None
+    within `uncertainty` of an end (the reading cannot tell which side it is on)."""
+    miss = band_miss(value, ends)
+    if miss > uncertainty + 1e-9:
+        return False
+    if miss <= 1e-9 and band_slack(value, ends) > uncertainty:
+        return True
+    return None if uncertainty > 0 else miss <= 1e-9
+
+
 def shrunk(ends: tuple[float, float]) -> tuple[float, float]:
     """The band less a safety margin at each finite end (SAFETY_MM, or a fifth of a narrow band)."""
     low, high = ends
