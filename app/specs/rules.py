@@ -181,31 +181,26 @@ ISO_POSE = Source(
     kind="none",
 )
 
-# Where no words of the authority on hats or glasses were found: what we do, said as ours.
-NO_COVERING_WORDS = Source(
-    title=f"{DEFAULT_PREFIX} no words of this authority on hats or head coverings found in our stored sources",
-    url=PILOTLIGHT_URL,
-    quote=("Not the authority's words: the authorities whose words we hold (the US Department of State, Canada's "
-           "IRCC) refuse hats and head coverings unless worn for religious or medical reasons, and ICAO-based rules "
-           "ask for the full face and head to show; we fail a covering on this spec too, with that exception."),
-    kind="none",
-)
-# Where no words of the authority on which top of the head it measures to were found: said as ours.
-NO_CROWN_WORDS = Source(
-    title=f"{DEFAULT_PREFIX} no words of this authority on which top of the head its head height is measured to",
-    url=PILOTLIGHT_URL,
-    quote=("Not the authority's words: we found none saying whether the head is measured to the top of the hair or to "
-           "the crown of the head under it; we judge both, and where they give verdicts on both sides of the band the "
-           "line does not pass."),
-    kind="none",
-)
-NO_GLASSES_WORDS = Source(
-    title=f"{DEFAULT_PREFIX} no words of this authority on eyeglasses found in our stored sources",
-    url=PILOTLIGHT_URL,
-    quote=("Not the authority's words: we do not refuse glasses on this spec; where it allows them, authorities "
-           "commonly ask for no glare, no tinted lenses and frames clear of the eyes."),
-    kind="none",
-)
+
+def not_found(subject: str, quote: str) -> Source:
+    """Where no words of the authority on `subject` were found: what we do, said as ours (kind none)."""
+    return Source(title=f"{DEFAULT_PREFIX} no words of this authority on {subject}", url=PILOTLIGHT_URL,
+                  quote=f"Not the authority's words: {quote}", kind="none")
+
+
+NO_COVERING_WORDS = not_found(
+    "hats or head coverings found in our stored sources",
+    "the authorities whose words we hold (the US Department of State, Canada's IRCC) refuse hats and head coverings "
+    "unless worn for religious or medical reasons, and ICAO-based rules ask for the full face and head to show; we "
+    "fail a covering on this spec too, with that exception.")
+NO_CROWN_WORDS = not_found(
+    "which top of the head its head height is measured to",
+    "we found none saying whether the head is measured to the top of the hair or to the crown of the head under it; "
+    "we judge both, and where they give verdicts on both sides of the band the line does not pass.")
+NO_GLASSES_WORDS = not_found(
+    "eyeglasses found in our stored sources",
+    "we do not refuse glasses on this spec; where it allows them, authorities commonly ask for no glare, no tinted "
+    "lenses and frames clear of the eyes.")
 GLASSES_POLICIES = ("forbidden", "conditions", "unstated")
 
 VERTICAL_RULES = ("head_height", "eye_line", "crown_margin", "chin_margin")
