@@ -18,7 +18,8 @@ from __future__ import annotations
 import functools
 import io
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ContextManager, Protocol
@@ -73,10 +74,8 @@ def decode_heic_sample(steps: Steps | None = None) -> None:
     HEIC request over the cold bound: libheif and libde265 set up their decoder in each process."""
     from .imageio import decode
 
-    started = time.perf_counter()
-    decode(heic_sample(), max_pixels=1_000_000)
-    if steps is not None:
-        steps.append((f"decode {HEIC_SAMPLE}", time.perf_counter() - started))
+    with timed(steps, f"decode {HEIC_SAMPLE}"):
+        decode(heic_sample(), max_pixels=1_000_000)
 
 
 @functools.cache
@@ -150,12 +149,19 @@ def _error_code(response: object) -> str | None:
     return error.get("code") if isinstance(error, dict) else None
 
 
+@contextmanager
+def timed(steps: Steps | None, what: str) -> Iterator[None]:
+    """Time the body into `steps` as (what, seconds) when it ends without an error."""
+    started = time.perf_counter()
+    yield
+    if steps is not None:
+        steps.append((what, time.perf_counter() - started))
+
+
 def warm_model(entry: LoadedModel, steps: Steps | None) -> None:
     """`warmup()` of one loaded model, timed into `steps`."""
-    started = time.perf_counter()
-    entry.model.warmup()
-    if steps is not None:
-        steps.append((f"{entry.name}.warmup()", time.perf_counter() - started))
+    with timed(steps, f"{entry.name}.warmup()"):
+        entry.model.warmup()
 
 
 def run(
