@@ -44,7 +44,7 @@ ARG U2NET_VARIANTS=fp32
 RUN apt-get update \
  && apt-get install -y --no-install-recommends npm=9.2.0~ds1-1 \
  && rm -rf /var/lib/apt/lists/*
-COPY app/__init__.py app/native_threads.py app/config.py app/
+COPY app/__init__.py app/native_threads.py app/config.py app/front_budget.py app/
 COPY app/models/__init__.py app/models/__main__.py app/models/fetch.py app/models/checksums.py app/models/manifest.py \
      app/models/optimised.py app/models/quantised.py app/models/faceapi_onnx.py app/models/
 # hadolint ignore=SC2086
