@@ -27,7 +27,10 @@ pytestmark = pytest.mark.server
 
 VIDEO = (720, 960)  # (width, height): a phone held upright
 WALL = (226, 226, 222)
-GUIDANCE_MS = 15_000  # the first answer includes the page's start; "within a second" once running
+# A bound on the wait for the guidance's first answer, which includes Chromium's and the page's start
+# on a machine the rest of the suite shares; how fast the guidance answers is measured by
+# bench/live.py, not here.
+GUIDANCE_MS = 60_000
 RESULT_TIMEOUT_MS = 120_000
 
 
