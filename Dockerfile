@@ -95,12 +95,17 @@ ENV PATH=/opt/venv/bin:$PATH \
 # tini as PID 1: it reaps orphans and hands SIGTERM to the launcher, which stops nginx first, then
 # gunicorn. policy-rc.d keeps the package from starting nginx inside the build; apt's caches go
 # (its package caches alone were most of a 40 MB layer). fonts-droid-fallback: the CJK font of
-# /watermark (app/imaging/watermark.py; Apache-2.0, one 4.0 MB TrueType file, no dependencies).
+# /watermark (app/imaging/watermark.py; Apache-2.0, no dependencies). docker/dpkg-slim.cfg keeps
+# out of the layer what these packages ship and nothing here runs: the package's second, smaller
+# copy of the font, manuals, changelogs (the copyright files stay), translations, tini's static
+# twin, and iproute2's tools (nginx's package depends on iproute2 for the init scripts a container
+# never runs): 4 MB of the gzip pull, which the 500 MB bound (docs/deploy.md) needed for the font.
+COPY docker/dpkg-slim.cfg /etc/dpkg/dpkg.cfg.d/pilotlight-slim
 RUN printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d \
  && apt-get update \
  && apt-get install -y --no-install-recommends nginx=1.22.1-9+deb12u9 nginx-common=1.22.1-9+deb12u9 tini=0.19.0-1+b3 fonts-droid-fallback=1:6.0.1r16-1.1 \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/apt/archives/*.deb /var/log/apt /var/log/dpkg.log \
-      /usr/sbin/policy-rc.d /etc/nginx/sites-enabled/* \
+      /var/cache/debconf/*-old /usr/sbin/policy-rc.d /etc/nginx/sites-enabled/* \
  && useradd --system --uid 10001 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin pilotlight
 COPY --from=builder /opt/venv /opt/venv
 COPY --from=models /opt/models /opt/models

@@ -19,6 +19,8 @@ curl -sf -F image=@"$work/astronaut.jpg" -F spec=us-passport -F background=white
 curl -sf -F image=@"$work/astronaut.jpg" "$url/api/v1/remove-background" -o "$work/cutout.png"
 curl -sf "$url/" -o "$work/page.html"
 curl -sf -F image=@"$work/astronaut.jpg" -F crops=true "$url/api/v1/faces" -o "$work/faces.json"
+# HivisionIDPhotos' watermark in Chinese: the image's CJK font (fonts-droid-fallback) is in place
+curl -sf -F input_image=@"$work/astronaut.jpg" -F text=仅供办证使用 "$url/watermark?size=30&opacity=1" -o "$work/watermark.json"
 status=$(curl -s -o "$work/error.json" -w '%{http_code}' -F image=@README.md "$url/api/v1/idphoto" -F spec=icao)
 .venv/bin/python - "$work" "$status" "$url" <<'PY'
 import json, sys
@@ -39,6 +41,8 @@ alpha = np.asarray(cutout)[:, :, 3]
 assert cutout.size == (512, 512) and alpha[60:170, 180:280].mean() > 230 and alpha[:128, 384:].mean() < 10
 faces = json.loads((work / "faces.json").read_text())["faces"]
 assert len(faces) == 1 and len(faces[0]["landmarks"]) == 5 and faces[0]["crop"], faces
+watermark = json.loads((work / "watermark.json").read_text())
+assert watermark["status"] is True and watermark["image_base64"], {k: v for k, v in watermark.items() if k != "image_base64"}
 error = json.loads((work / "error.json").read_text())
 assert status == 415 and error["error"]["code"] == "unsupported_media_type", (status, error)
 # The page's on-device cut-out: its files were fetched at build time and are served, immutable.
@@ -53,7 +57,7 @@ for role in ("runtime", "wasm", "model"):
         assert "immutable" in answer.headers["Cache-Control"], answer.headers
     assert hashlib.sha256(body).hexdigest() == ondevice[role]["sha256"], role
 print("container smoke: readyz ready; idphoto 600x600 at 300 dpi on white; cut-out alpha separates the person; "
-      "one face with its aligned crop; 415 JSON error; on-device cut-out files served with their sha256")
+      "one face with its aligned crop; Chinese watermark; 415 JSON error; on-device cut-out files served with their sha256")
 print("startup phases:", json.dumps(ready["startup"]))
 PY
 # Slow clients through the image's own front (nginx): 64 slow-header, 16 slow-body and 12
