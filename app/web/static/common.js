@@ -173,3 +173,23 @@ export function lineTitle(name, passed) {
   if (passed === null || passed === undefined) return titles.check || titles.fail;
   return passed ? titles.pass : titles.fail;
 }
+
+// One line of a checklist, as every list on the page shows it (the report's checks, the capture
+// quality, the live guidance, the verdict's problems): a mark that screen readers skip, the line's
+// state said in words for them instead, its title, and its detail when there is one.
+export function checkItem({ state, mark, said, title, detail = "", detailTitle = "" }) {
+  const item = document.createElement("li");
+  item.className = state;
+  const markSpan = Object.assign(document.createElement("span"), { className: "mark", textContent: mark });
+  markSpan.setAttribute("aria-hidden", "true");
+  const body = document.createElement("span");
+  body.append(Object.assign(document.createElement("span"), { className: "visually-hidden", textContent: said }),
+    Object.assign(document.createElement("strong"), { textContent: title }));
+  if (detail) {
+    const small = Object.assign(document.createElement("span"), { className: "detail", textContent: detail });
+    if (detailTitle) small.title = detailTitle;
+    body.append(small);
+  }
+  item.append(markSpan, body);
+  return item;
+}

@@ -5,7 +5,7 @@
 // With "Keep my photo on this device" on, no frame leaves the device: only the light is judged here,
 // and the page says which lines it cannot judge. A busy server (503) slows the guidance down and the
 // page says so; a server that cannot answer stops it, said too, and the shutter still works.
-import { apiKey, lineTitle, ui } from "./common.js";
+import { apiKey, checkItem, lineTitle, ui } from "./common.js";
 
 const EVERY_MS = 250; // 4 updates a second
 const SLOWEST_MS = 2000; // a busy server: at most this long between checks
@@ -70,27 +70,14 @@ function render(lines, note) {
   list.replaceChildren();
   for (const line of [...failing, ...lines.filter(holds)]) {
     const state = holds(line) ? "hold" : line.pass === false ? "fix" : "unknown";
-    const item = document.createElement("li");
-    item.className = state;
+    const item = checkItem({
+      state,
+      mark: { hold: "✓", fix: "✗", unknown: "?" }[state],
+      said: { hold: "Good: ", fix: "To fix: ", unknown: "Check: " }[state],
+      title: line.title,
+      detail: state !== "hold" ? line.advice : "",
+    });
     item.dataset.line = line.name;
-    const mark = document.createElement("span");
-    mark.className = "mark";
-    mark.setAttribute("aria-hidden", "true");
-    mark.textContent = { hold: "✓", fix: "✗", unknown: "?" }[state];
-    const body = document.createElement("span");
-    const hidden = document.createElement("span");
-    hidden.className = "visually-hidden";
-    hidden.textContent = { hold: "Good: ", fix: "To fix: ", unknown: "Check: " }[state];
-    const strong = document.createElement("strong");
-    strong.textContent = line.title;
-    body.append(hidden, strong);
-    if (line.advice && state !== "hold") {
-      const small = document.createElement("span");
-      small.className = "detail";
-      small.textContent = line.advice;
-      body.append(small);
-    }
-    item.append(mark, body);
     list.append(item);
   }
   ui.guidanceNote.textContent = note || "";

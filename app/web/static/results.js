@@ -1,6 +1,6 @@
 // The result: the photo, its downloads, the verdict first (verdict.js), then folded away the
 // compliance report's lines, the capture quality and the time per step.
-import { $, EXT, FORMAT_NAMES, base64ToBlob, colourLabel, kb, lineTitle, mm, mode, pct, seconds, slug, state, ui } from "./common.js";
+import { $, EXT, FORMAT_NAMES, base64ToBlob, checkItem, colourLabel, kb, lineTitle, mm, mode, pct, seconds, slug, state, ui } from "./common.js";
 import { plainWords, showVerdict } from "./verdict.js";
 
 // ---------- results ----------
@@ -145,27 +145,13 @@ export function renderChecks(compliance) {
     // a failed line, or a pose the estimate cannot decide: say what to do
     if (check.advice && (check.pass === false || (check.pass === null && (check.kind === "pose" || check.kind === "rule")))) detail = `${detail}. ${check.advice}`;
     detail = plainWords(detail);
-    const item = document.createElement("li");
-    item.className = state;
-    const mark = document.createElement("span");
-    mark.className = "mark";
-    mark.setAttribute("aria-hidden", "true");
-    mark.textContent = { pass: "✓", fail: "✗", info: "i", unchecked: "?" }[state];
-    const body = document.createElement("span");
-    const strong = document.createElement("strong");
-    strong.textContent = title;
-    const hidden = document.createElement("span");
-    hidden.className = "visually-hidden";
-    hidden.textContent = { pass: "Passed: ", fail: "Failed: ", info: "Note: ", unchecked: "Check yourself: " }[state];
-    const small = document.createElement("span");
-    small.className = "detail";
-    body.append(hidden, strong);
-    if (detail) {
-      small.textContent = detail;
-      body.append(small);
-    }
-    item.append(mark, body);
-    ui.checks.append(item);
+    ui.checks.append(checkItem({
+      state,
+      mark: { pass: "✓", fail: "✗", info: "i", unchecked: "?" }[state],
+      said: { pass: "Passed: ", fail: "Failed: ", info: "Note: ", unchecked: "Check yourself: " }[state],
+      title,
+      detail,
+    }));
   }
 }
 
@@ -213,31 +199,21 @@ function renderQuality(items) {
   section.hidden = !items || !items.length;
   for (const item of items || []) {
     const verdict = item.passed === true ? "pass" : item.passed === false ? "fail" : "unknown";
-    const li = document.createElement("li");
-    li.className = verdict;
-    li.dataset.quality = item.name;
-    const mark = document.createElement("span");
-    mark.className = "mark";
-    mark.setAttribute("aria-hidden", "true");
-    mark.textContent = { pass: "✓", fail: "!", unknown: "?" }[verdict];
-    const body = document.createElement("span");
-    const hidden = document.createElement("span");
-    hidden.className = "visually-hidden";
-    hidden.textContent = { pass: "Good: ", fail: "Could be better: ", unknown: "Not measured: " }[verdict];
-    const strong = document.createElement("strong");
-    strong.textContent = item.label || item.name.replace(/_/g, " ");
-    const small = document.createElement("span");
-    small.className = "detail";
-    if (item.value == null) {
-      small.textContent = item.advice;
-    } else {
+    let detail = item.advice;
+    if (item.value != null) {
       const show = QUALITY_VALUE[item.name] || ((v) => String(v));
       const measured = `${show(item.value)}; ${qualityLimit(item)}`;
-      small.textContent = item.passed ? measured : `${measured}. ${item.advice}`;
+      detail = item.passed ? measured : `${measured}. ${item.advice}`;
     }
-    small.title = (item.threshold && item.threshold.reason) || "";
-    body.append(hidden, strong, small);
-    li.append(mark, body);
+    const li = checkItem({
+      state: verdict,
+      mark: { pass: "✓", fail: "!", unknown: "?" }[verdict],
+      said: { pass: "Good: ", fail: "Could be better: ", unknown: "Not measured: " }[verdict],
+      title: item.label || item.name.replace(/_/g, " "),
+      detail,
+      detailTitle: (item.threshold && item.threshold.reason) || "",
+    });
+    li.dataset.quality = item.name;
     list.append(li);
   }
 }

@@ -3,7 +3,7 @@
 // background), and the failed lines in plain words, failures first. The full report, passes and
 // measurements, stays folded below it (results.js). No API words: no field names, no raw measures,
 // no web addresses; the background lines that fail together are said once, as one thing.
-import { $, colourLabel, ui } from "./common.js";
+import { $, checkItem, colourLabel, ui } from "./common.js";
 
 const verdictUi = {
   text: $("verdict-text"), next: $("verdict-next"), camera: $("verdict-camera"), action: $("verdict-action"),
@@ -116,27 +116,13 @@ function renderProblems(items) {
   list.replaceChildren();
   list.hidden = !items.length;
   for (const item of items) {
-    const li = document.createElement("li");
-    li.className = item.state;
-    const mark = document.createElement("span");
-    mark.className = "mark";
-    mark.setAttribute("aria-hidden", "true");
-    mark.textContent = item.state === "fail" ? "✗" : "?";
-    const body = document.createElement("span");
-    const hidden = document.createElement("span");
-    hidden.className = "visually-hidden";
-    hidden.textContent = item.state === "fail" ? "To change: " : "Check yourself: ";
-    const strong = document.createElement("strong");
-    strong.textContent = item.title;
-    body.append(hidden, strong);
-    if (item.detail) {
-      const small = document.createElement("span");
-      small.className = "detail";
-      small.textContent = item.detail;
-      body.append(small);
-    }
-    li.append(mark, body);
-    list.append(li);
+    list.append(checkItem({
+      state: item.state,
+      mark: item.state === "fail" ? "✗" : "?",
+      said: item.state === "fail" ? "To change: " : "Check yourself: ",
+      title: item.title,
+      detail: item.detail,
+    }));
   }
 }
 
