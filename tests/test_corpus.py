@@ -236,12 +236,7 @@ def test_the_pose_uncertainty_covers_the_corpus(portraits: Path, model_home: Pat
 
     session = create_session(make_dims_dynamic((model_home / "centerface.onnx").read_bytes()),
                              providers=Providers(("CPUExecutionProvider",)), label="test")
-    photos = {}
-    for entry in sorted(corpus.load_manifest(portraits).values(), key=lambda entry: str(entry["name"])):
-        path = portraits / str(entry["file"])  # the corpus's own portraits: the folder may hold others
-        if path.suffix in (".png", ".jpg"):
-            with Image.open(path) as image:
-                photos[path.stem] = np.asarray(image.convert("RGB"))
+    photos = dict(corpus.still_photos(portraits))
     result = pose_consistency(CenterFace(session), photos)
     assert len(result["photos"]) >= 15
     for axis, figures in result["axes"].items():

@@ -81,7 +81,38 @@ class InferringWorkers:
         return sum(1 for value in self._pids[:] if value)
 
 
-class InferenceGate:
+class OneSlot:
+    """One slot, taken by one request at a time; at most `queue_depth` wait for it, each for at most
+    `wait_timeout` seconds. A gate's own words go into its refusals (`busy`)."""
+
+    def __init__(self, *, queue_depth: int, wait_timeout: float) -> None:
+        self.queue_depth = queue_depth
+        self.wait_timeout = wait_timeout
+        self._cond = threading.Condition()
+        self._busy = False
+        self._waiting = 0
+        self.rejected = 0
+
+    def _take(self, *, full: tuple[str, str], timed_out: tuple[str, str]) -> None:
+        """Take the slot, waiting in the queue, or refuse (`busy`: what, reason) when the queue is
+        `full` or the wait `timed_out`. The caller holds `_cond`."""
+        if self._busy and self._waiting >= self.queue_depth:
+            self.rejected += 1
+            raise busy(full[0], reason=full[1])
+        self._waiting += 1
+        try:
+            if not self._cond.wait_for(lambda: not self._busy, timeout=self.wait_timeout):
+                raise busy(timed_out[0], reason=timed_out[1])
+        finally:
+            self._waiting -= 1
+        self._busy = True
+
+    @property
+    def waiting(self) -> int:
+        return self._waiting
+
+
+class InferenceGate(OneSlot):
     """One inference at a time per worker; at most `queue_depth` requests wait for it."""
 
     def __init__(
@@ -93,36 +124,23 @@ class InferenceGate:
         keeps_memory: bool = False,
         inferring: InferringWorkers | None = None,
     ) -> None:
-        self.queue_depth = queue_depth
-        self.wait_timeout = wait_timeout
+        super().__init__(queue_depth=queue_depth, wait_timeout=wait_timeout)
         self.release_after_request = release_after_request
         self.keeps_memory = keeps_memory  # KEEP_MEMORY_WORKERS: this worker keeps its buffers when idle
         self.inferring = inferring
         self.wide_threads = 0  # set when this worker's wide lanes are open (LONE_REQUEST_THREADS)
         self.lanes_taken = {sessions.WIDE: 0, sessions.NARROW: 0}
-        self._cond = threading.Condition()
-        self._busy = False
-        self._waiting = 0
         self.busy_since: float | None = None  # monotonic time the running inference started
         self.released_at = time.monotonic()  # when the last inference ended
         self.released = True  # no inference since memory was last released
-        self.rejected = 0
 
     @contextmanager
     def slot(self, *, request: bool = True) -> Iterator[None]:
         """Wait for (or be refused, `Busy`) this worker's one inference slot, then run on the lane a
         request takes (counted); `request` False: warm-up work, which forces its own lane."""
         with self._cond:
-            if self._busy and self._waiting >= self.queue_depth:
-                self.rejected += 1
-                raise busy("the server is at capacity", reason="queue_full")
-            self._waiting += 1
-            try:
-                if not self._cond.wait_for(lambda: not self._busy, timeout=self.wait_timeout):
-                    raise busy("timed out waiting for a free inference slot", reason="wait_timeout")
-            finally:
-                self._waiting -= 1
-            self._busy = True
+            self._take(full=("the server is at capacity", "queue_full"),
+                       timed_out=("timed out waiting for a free inference slot", "wait_timeout"))
             self.busy_since = time.monotonic()
         pid = os.getpid()
         try:
@@ -167,10 +185,6 @@ class InferenceGate:
         elapsed = time.monotonic() - started
         return elapsed if elapsed > limit else None
 
-    @property
-    def waiting(self) -> int:
-        return self._waiting
-
     def lanes_opened(self, threads: int) -> None:
         """The worker's wide lanes are open: a lone inference takes them from now on."""
         self.wide_threads = threads
@@ -189,7 +203,7 @@ def busy(what: str, *, reason: str) -> Busy:
     return Busy("busy", f"Busy: {what}; retry shortly.", details={"reason": reason})
 
 
-class LiveGate:
+class LiveGate(OneSlot):
     """The camera's live checks' own lane (issue 52): one check at a time per worker, at most
     `queue_depth` waiting for at most `wait_timeout` seconds, the next refused at once (`Busy`, 503
     with Retry-After; the page slows down and says so). Apart from `InferenceGate`: a live check
@@ -197,27 +211,11 @@ class LiveGate:
     lane choice), and an ID photo never holds a live check back for longer than its own cost; the
     worker's threads include this lane's (config.Settings.worker_threads)."""
 
-    def __init__(self, *, queue_depth: int, wait_timeout: float) -> None:
-        self.queue_depth = queue_depth
-        self.wait_timeout = wait_timeout
-        self._cond = threading.Condition()
-        self._busy = False
-        self._waiting = 0
-        self.rejected = 0
-
     @contextmanager
     def slot(self, *, request: bool = True) -> Iterator[None]:
         with self._cond:
-            if self._busy and self._waiting >= self.queue_depth:
-                self.rejected += 1
-                raise busy("the live checks are at capacity", reason="live_full")
-            self._waiting += 1
-            try:
-                if not self._cond.wait_for(lambda: not self._busy, timeout=self.wait_timeout):
-                    raise busy("timed out waiting for a live check", reason="live_wait")
-            finally:
-                self._waiting -= 1
-            self._busy = True
+            self._take(full=("the live checks are at capacity", "live_full"),
+                       timed_out=("timed out waiting for a live check", "live_wait"))
         try:
             with sessions.lane(sessions.NARROW):  # one thread: the ID photo's wide lane keeps its cores
                 yield

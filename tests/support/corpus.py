@@ -35,8 +35,13 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger("tests.support.corpus")
 
@@ -561,6 +566,19 @@ def load_manifest(directory: Path) -> dict[str, dict[str, object]]:
     if not path.is_file():
         return {}
     return {entry["name"]: entry for entry in json.loads(path.read_text())["portraits"]}
+
+
+def still_photos(directory: Path) -> Iterator[tuple[str, np.ndarray]]:
+    """The manifest's PNG and JPEG portraits in `directory`, in name order, as (file stem, RGB
+    array): the corpus's own files only (the folder may hold others)."""
+    import numpy as np  # noqa: PLC0415 (the fetch command itself needs neither)
+    from PIL import Image  # noqa: PLC0415
+
+    for entry in sorted(load_manifest(directory).values(), key=lambda entry: str(entry["name"])):
+        path = directory / str(entry["file"])
+        if path.suffix in (".png", ".jpg"):
+            with Image.open(path) as image:
+                yield path.stem, np.asarray(image.convert("RGB"))
 
 
 def main() -> None:

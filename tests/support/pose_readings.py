@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
 from tests.support import corpus
 
@@ -66,15 +65,10 @@ def read_corpus(detector, landmarker, folder: Path | None = None) -> list[Readin
         return estimate_pose(sitter.face.landmarks), sitter.dense, sitter.pose
 
     out = []
-    for entry in sorted(corpus.load_manifest(folder).values(), key=lambda entry: str(entry["name"])):
-        path = folder / str(entry["file"])
-        if path.suffix not in (".png", ".jpg"):
-            continue
-        with Image.open(path) as image:
-            rgb = np.asarray(image.convert("RGB"))
+    for stem, rgb in corpus.still_photos(folder):
         a, b = read(rgb), read(rgb[:, ::-1])
         if a is not None and b is not None:
-            out.append(Reading(path.stem, expects.get(path.stem, "photo"), a, b))
+            out.append(Reading(stem, expects.get(stem, "photo"), a, b))
     return out
 
 
